@@ -1,0 +1,207 @@
+/**
+ * ZINO.toml → `Readonly<ResolvedConfig>`: parse with smol-toml to `unknown`, then
+ * check every key against {@link SCHEMA}, fill defaults, resolve paths.
+ *
+ * - File: `--config`, else `$ZINO_CONFIG`, else `./ZINO.toml` when it exists, else defaults.
+ * - Relative paths are resolved against the config file's directory (cwd without a file).
+ * - A wrong type or an unreadable file throws {@link ConfigError} naming the file and the key.
+ * - Unknown sections and keys are returned as warnings (the caller logs them).
+ */
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { parse, TomlError } from 'smol-toml';
+import { ZinoError } from '../errors.js';
+import { SCHEMA, SERVICE_NAMES, type AnyKeySpec, type ResolvedConfig } from './schema.js';
+
+/** A configuration problem that stops the process; the message names the file and the key. */
+export class ConfigError extends ZinoError {
+  constructor(message: string) {
+    super('CONFIG', message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Where to find the configuration and what to override. */
+export interface LoadOptions {
+  /** Explicit config file (`--config`); must exist. */
+  path?: string | undefined;
+  /**
+   * One directory for all sockets (`DIR/run/<service>.sock`) and the mem data
+   * (`DIR/data/mem`), overriding the file (`--dir`, else `$ZINO_DIR`). This is how
+   * `zino up` runs the suite for an unprivileged user without touching /run.
+   */
+  dir?: string | undefined;
+  /** Environment to read `ZINO_CONFIG`, `ZINO_DIR` and `LLM_API_KEY` from. @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** Directory that relative paths resolve against when no file is used. @default process.cwd() */
+  cwd?: string;
+}
+
+/** The outcome of loading: the config, which file it came from, and what to warn about. */
+export interface LoadedConfig {
+  config: Readonly<ResolvedConfig>;
+  /** Absolute path of the file read, or `null` when running on defaults. */
+  file: string | null;
+  warnings: string[];
+}
+
+/** Finds, reads and resolves the configuration. Throws {@link ConfigError}. */
+export function loadConfig(options: LoadOptions = {}): LoadedConfig {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const explicit = options.path ?? (env.ZINO_CONFIG || undefined);
+  let file: string | null = null;
+  let raw: unknown = {};
+  if (explicit !== undefined) {
+    file = path.resolve(cwd, explicit);
+    raw = readToml(file);
+  } else if (existsSync(path.resolve(cwd, 'ZINO.toml'))) {
+    file = path.resolve(cwd, 'ZINO.toml');
+    raw = readToml(file);
+  }
+  const dirOption = options.dir ?? (env.ZINO_DIR || undefined);
+  const { config, warnings } = resolveConfig(raw, {
+    file,
+    baseDir: file ? path.dirname(file) : cwd,
+    env,
+    dir: dirOption === undefined ? undefined : path.resolve(cwd, dirOption),
+  });
+  return { config, file, warnings };
+}
+
+/** Context for {@link resolveConfig}. */
+export interface ResolveContext {
+  /** Named in error messages; `null` means built-in defaults. */
+  file: string | null;
+  /** Relative paths resolve against this directory. */
+  baseDir: string;
+  env: NodeJS.ProcessEnv;
+  /** Absolute runtime directory overriding sockets and data_dir (see {@link LoadOptions.dir}). */
+  dir?: string | undefined;
+}
+
+/** Validates a parsed TOML document and produces the resolved configuration. */
+export function resolveConfig(raw: unknown, ctx: ResolveContext): { config: Readonly<ResolvedConfig>; warnings: string[] } {
+  const where = ctx.file ?? 'configuration';
+  const warnings: string[] = [];
+  if (!isTable(raw)) throw new ConfigError(`${where}: the document must be a TOML table`);
+  const out: Record<string, Record<string, unknown>> = {};
+  const sections = SCHEMA as unknown as Record<string, Record<string, AnyKeySpec>>;
+
+  for (const name of Object.keys(raw)) {
+    if (!(name in sections)) warnings.push(`${where}: unknown section [${name}] ignored${suggest(name, Object.keys(sections))}`);
+  }
+  for (const [sectionName, keys] of Object.entries(sections)) {
+    const section: unknown = raw[sectionName];
+    if (section !== undefined && !isTable(section)) {
+      throw new ConfigError(`${where}: [${sectionName}] must be a table, got ${describe(section)}`);
+    }
+    const given: Record<string, unknown> = section ?? {};
+    for (const key of Object.keys(given)) {
+      if (!(key in keys)) warnings.push(`${where}: unknown key [${sectionName}] ${key} ignored${suggest(key, Object.keys(keys))}`);
+    }
+    const resolved: Record<string, unknown> = {};
+    for (const [key, spec] of Object.entries(keys)) {
+      const value = given[key];
+      resolved[key] = value === undefined ? spec.default : checkValue(value, spec, `${where}: [${sectionName}] ${key}`);
+      if (spec.kind === 'path') resolved[key] = path.resolve(ctx.baseDir, resolved[key] as string);
+    }
+    out[sectionName] = resolved;
+  }
+
+  const config = out as unknown as ResolvedConfig;
+  const agent = isTable(raw.agent) ? raw.agent : {};
+  if (agent.max_iterations === undefined) config.agent.max_iterations = config.agr.max_iterations;
+  if (config.api.key === '' && ctx.env.LLM_API_KEY) config.api.key = ctx.env.LLM_API_KEY;
+  if (ctx.dir !== undefined) {
+    for (const service of SERVICE_NAMES) config[service].socket = path.join(ctx.dir, 'run', `${service}.sock`);
+    config.mem.data_dir = path.join(ctx.dir, 'data', 'mem');
+  }
+  return { config: deepFreeze(config), warnings };
+}
+
+function readToml(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'unknown error';
+    throw new ConfigError(`${file}: cannot read the config file (${code})`);
+  }
+  try {
+    return parse(text);
+  } catch (err) {
+    if (err instanceof TomlError) {
+      const reason = err.message.split('\n')[0] ?? 'invalid TOML';
+      throw new ConfigError(`${file}: invalid TOML at line ${err.line}, column ${err.column}: ${reason}`);
+    }
+    throw new ConfigError(`${file}: invalid TOML: ${(err as Error).message}`);
+  }
+}
+
+function checkValue(value: unknown, spec: AnyKeySpec, name: string): unknown {
+  switch (spec.kind) {
+    case 'boolean':
+      if (typeof value !== 'boolean') throw new ConfigError(`${name} must be true or false, got ${describe(value)}`);
+      return value;
+    case 'number':
+    case 'integer': {
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw new ConfigError(`${name} must be a number, got ${describe(value)}`);
+      if (spec.kind === 'integer' && !Number.isInteger(value)) throw new ConfigError(`${name} must be an integer, got ${value}`);
+      if (spec.min !== undefined && value < spec.min) throw new ConfigError(`${name} must be at least ${spec.min}, got ${value}`);
+      if (spec.max !== undefined && value > spec.max) throw new ConfigError(`${name} must be at most ${spec.max}, got ${value}`);
+      return value;
+    }
+    case 'string':
+    case 'path':
+      if (typeof value !== 'string') throw new ConfigError(`${name} must be a string, got ${describe(value)}`);
+      if (spec.kind === 'path' && value.trim() === '') throw new ConfigError(`${name} must not be empty`);
+      if (spec.choices && !spec.choices.includes(value)) {
+        throw new ConfigError(`${name} must be one of ${spec.choices.map((c) => `"${c}"`).join(', ')}, got "${value}"`);
+      }
+      return value;
+  }
+}
+
+function isTable(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return 'an array';
+  if (isTable(value)) return 'a table';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
+  return `${typeof value} ${String(value)}`;
+}
+
+/** " (did you mean X?)" for a near miss: edit distance ≤ 2. */
+function suggest(name: string, known: string[]): string {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const candidate of known) {
+    const d = editDistance(name, candidate);
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return best === undefined ? '' : ` (did you mean ${best}?)`;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+function deepFreeze<T extends object>(value: T): Readonly<T> {
+  for (const inner of Object.values(value)) if (typeof inner === 'object' && inner !== null) deepFreeze(inner);
+  return Object.freeze(value);
+}

@@ -1,0 +1,211 @@
+/**
+ * Every configuration key ZINO reads, with its type, default and meaning.
+ *
+ * `ResolvedConfig` is what services use: every field present and typed. `SCHEMA`
+ * describes how each field is read from ZINO.toml; the compiler checks that the two
+ * agree (`SchemaOf<ResolvedConfig>`), so a key cannot be added to one and forgotten
+ * in the other. The keys of the contract keep the contract's names and defaults;
+ * the others are ZINO's additions (see docs/configuration.md).
+ */
+
+/** Names of the seven services, which are also their config sections for `socket`. */
+export const SERVICE_NAMES = ['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx'] as const;
+/** One of the seven services. */
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+/** Where `[exc]` runs code: inside bubblewrap, directly, or bubblewrap when installed. */
+export type SandboxMode = 'auto' | 'bwrap' | 'none';
+
+/** The fully resolved configuration: every key present, typed, defaulted. Paths are absolute. */
+export interface ResolvedConfig {
+  daemon: {
+    /** UDS listen path. @default "/run/zino/daemon.sock" */
+    socket: string;
+    /** Bound on each call to sys, ctx and mem, in milliseconds. @default 5000 */
+    dependency_timeout_ms: number;
+  };
+  agent: {
+    /** LLM temperature for inference. @default 0.7 */
+    temperature: number;
+    /** LLM top_p for inference. @default 1.0 */
+    top_p: number;
+    /** Value of `%%MAX_ITERATIONS%%` in the system prompt. @default the value of `[agr] max_iterations` */
+    max_iterations: number;
+  };
+  rtr: {
+    /** UDS listen path. @default "/run/zino/rtr.sock" */
+    socket: string;
+    /** Enable streaming support. @default true */
+    streaming: boolean;
+    /** Retries of a connection error, 429 or 5xx before the first token. @default 2 */
+    max_retries: number;
+    /** Bound on one LLM request, in seconds. @default 600 */
+    timeout: number;
+  };
+  api: {
+    /** OpenAI-compatible API endpoint; `"demo"` selects the built-in demo model. @default "" (not configured) */
+    base_url: string;
+    /** API key; falls back to the `LLM_API_KEY` environment variable. @default "" */
+    key: string;
+  };
+  service: {
+    /** Model identifier. @default "" */
+    model: string;
+  };
+  agr: {
+    /** UDS listen path. @default "/run/zino/agr.sock" */
+    socket: string;
+    /** Default maximum of agentic loop iterations. @default 5 */
+    max_iterations: number;
+    /** Largest `<tool_call>`/`<task>` block executed, in bytes. @default 262144 (256 KiB) */
+    max_block_bytes: number;
+  };
+  exc: {
+    /** UDS listen path. @default "/run/zino/exc.sock" */
+    socket: string;
+    /** Execution timeout, in seconds. @default 30 */
+    timeout: number;
+    /** Cap on each of stdout and stderr, in bytes. @default 1048576 (1 MiB) */
+    max_output_bytes: number;
+    /** `"auto"` (bubblewrap when installed), `"bwrap"` (required) or `"none"`. @default "auto" */
+    sandbox: SandboxMode;
+  };
+  tools: {
+    /** Directory of tool definitions (`*.json`). @default "tools" */
+    dir: string;
+  };
+  skills: {
+    /** Directory of skill definitions (`*.json`). @default "skills" */
+    dir: string;
+  };
+  sys: {
+    /** UDS listen path. @default "/run/zino/sys.sock" */
+    socket: string;
+    /** Path of the system prompt template. @default "SYSTEM.md" */
+    template: string;
+    /** Text for `%%PERSONALITY%%`. @default "" */
+    personality: string;
+    /** Initial soft memory content. @default "" */
+    soft_memory: string;
+  };
+  mem: {
+    /** UDS listen path. @default "/run/zino/mem.sock" */
+    socket: string;
+    /** Directory for persistent storage. @default "data/mem" */
+    data_dir: string;
+  };
+  ctx: {
+    /** UDS listen path. @default "/run/zino/ctx.sock" */
+    socket: string;
+    /** Max chat history messages to include. @default 50 */
+    history_limit: number;
+    /** Number of hard memory results per search. @default 3 */
+    hard_memory_top_k: number;
+    /** Budget of estimated tokens (characters / 4) for the context; 0 turns it off. @default 0 */
+    max_context_tokens: number;
+  };
+  logging: {
+    /** Log level (trace, debug, info, warn, error, fatal; Python names accepted). @default "info" */
+    level: string;
+  };
+  limits: {
+    /** Largest frame body accepted or sent, in bytes. @default 16777216 (16 MiB) */
+    max_frame_bytes: number;
+    /** Bound on connecting to another service's socket, in milliseconds. @default 2000 */
+    connect_timeout_ms: number;
+    /** Time a client has to send its request frame after connecting, in milliseconds. @default 30000 */
+    request_read_timeout_ms: number;
+    /** Time in-flight requests get to finish on SIGTERM, in milliseconds. @default 10000 */
+    shutdown_grace_ms: number;
+  };
+}
+
+/** How one key is read: its kind, default, bounds and one line of documentation. */
+export type KeySpec<T> = [T] extends [boolean]
+  ? { kind: 'boolean'; default: T; doc: string }
+  : [T] extends [number]
+    ? { kind: 'number' | 'integer'; default: T; min?: number; max?: number; doc: string; derived?: string }
+    : [T] extends [string]
+      ? { kind: 'string' | 'path'; default: T; doc: string; choices?: readonly string[] }
+      : never;
+
+/** Any key's spec. */
+export type AnyKeySpec = KeySpec<boolean> | KeySpec<number> | KeySpec<string>;
+
+/** The schema type: one {@link KeySpec} per key of {@link ResolvedConfig}. */
+export type SchemaOf<C> = { [S in keyof C]: { [K in keyof C[S]]: KeySpec<C[S][K]> } };
+
+const MiB = 1024 * 1024;
+
+const socket = (name: string): KeySpec<string> => ({ kind: 'path', default: `/run/zino/${name}.sock`, doc: 'UDS listen path' });
+
+/** Every key, in the order ZINO.toml documents them. */
+export const SCHEMA: SchemaOf<ResolvedConfig> = {
+  daemon: {
+    socket: socket('daemon'),
+    dependency_timeout_ms: { kind: 'integer', default: 5000, min: 1, doc: 'Bound on each call to sys, ctx and mem (ms)' },
+  },
+  agent: {
+    temperature: { kind: 'number', default: 0.7, min: 0, max: 2, doc: 'LLM temperature for inference' },
+    top_p: { kind: 'number', default: 1.0, min: 0, max: 1, doc: 'LLM top_p for inference' },
+    max_iterations: {
+      kind: 'integer', default: 5, min: 1, doc: 'Value of %%MAX_ITERATIONS%% in the system prompt',
+      derived: 'defaults to [agr] max_iterations',
+    },
+  },
+  rtr: {
+    socket: socket('rtr'),
+    streaming: { kind: 'boolean', default: true, doc: 'Enable streaming support' },
+    max_retries: { kind: 'integer', default: 2, min: 0, max: 10, doc: 'Retries of connection errors, 429 and 5xx before the first token' },
+    timeout: { kind: 'number', default: 600, min: 1, doc: 'Bound on one LLM request (seconds)' },
+  },
+  api: {
+    base_url: { kind: 'string', default: '', doc: 'OpenAI-compatible API endpoint ("demo" = built-in demo model)' },
+    key: { kind: 'string', default: '', doc: 'API key (falls back to the LLM_API_KEY environment variable)' },
+  },
+  service: {
+    model: { kind: 'string', default: '', doc: 'Model identifier' },
+  },
+  agr: {
+    socket: socket('agr'),
+    max_iterations: { kind: 'integer', default: 5, min: 1, max: 100, doc: 'Default max agentic loop iterations' },
+    max_block_bytes: { kind: 'integer', default: 256 * 1024, min: 64, doc: 'Largest <tool_call>/<task> block executed (bytes)' },
+  },
+  exc: {
+    socket: socket('exc'),
+    timeout: { kind: 'number', default: 30, min: 0.1, doc: 'Execution timeout (seconds)' },
+    max_output_bytes: { kind: 'integer', default: MiB, min: 1024, doc: 'Cap on each of stdout and stderr (bytes)' },
+    sandbox: { kind: 'string', default: 'auto', choices: ['auto', 'bwrap', 'none'], doc: 'Sandbox: "auto", "bwrap" or "none"' },
+  },
+  tools: {
+    dir: { kind: 'path', default: 'tools', doc: 'Directory containing tool definitions' },
+  },
+  skills: {
+    dir: { kind: 'path', default: 'skills', doc: 'Directory containing skill definitions' },
+  },
+  sys: {
+    socket: socket('sys'),
+    template: { kind: 'path', default: 'SYSTEM.md', doc: 'Path to the system prompt template' },
+    personality: { kind: 'string', default: '', doc: 'Personality text for %%PERSONALITY%%' },
+    soft_memory: { kind: 'string', default: '', doc: 'Initial soft memory content' },
+  },
+  mem: {
+    socket: socket('mem'),
+    data_dir: { kind: 'path', default: 'data/mem', doc: 'Directory for persistent storage' },
+  },
+  ctx: {
+    socket: socket('ctx'),
+    history_limit: { kind: 'integer', default: 50, min: 0, doc: 'Max chat history messages to include' },
+    hard_memory_top_k: { kind: 'integer', default: 3, min: 0, doc: 'Number of hard memory results per search' },
+    max_context_tokens: { kind: 'integer', default: 0, min: 0, doc: 'Token budget of the context (chars/4); 0 = off' },
+  },
+  logging: {
+    level: { kind: 'string', default: 'info', doc: 'Log level (ZINO_LOG_LEVEL overrides)' },
+  },
+  limits: {
+    max_frame_bytes: { kind: 'integer', default: 16 * MiB, min: 1024, max: 0xffff_ffff, doc: 'Largest frame accepted or sent (bytes)' },
+    connect_timeout_ms: { kind: 'integer', default: 2000, min: 1, doc: 'Bound on connecting to a service socket (ms)' },
+    request_read_timeout_ms: { kind: 'integer', default: 30000, min: 1, doc: 'Time a client has to send its request (ms)' },
+    shutdown_grace_ms: { kind: 'integer', default: 10000, min: 0, doc: 'Time in-flight requests get on SIGTERM (ms)' },
+  },
+};

@@ -1,0 +1,55 @@
+/**
+ * The ZINO frame: a 4-byte big-endian unsigned length, then that many bytes of
+ * UTF-8 JSON whose value is an object.
+ */
+import { isUtf8 } from 'node:buffer';
+import { ProtocolError } from '../errors.js';
+
+/** A decoded frame: always a JSON object. `type` routes requests and names replies. */
+export type Frame = { [key: string]: unknown; type?: unknown };
+
+/** Size of the length prefix in bytes. */
+export const HEADER_BYTES = 4;
+
+/** Default cap on a frame body (`[limits] max_frame_bytes`): 16 MiB. */
+export const DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024;
+
+/** Largest length the 4-byte header can express. */
+const MAX_UINT32 = 0xffff_ffff;
+
+/**
+ * Encodes `value` as one frame (header + UTF-8 JSON body) in a single allocation.
+ * Throws FRAME_TOO_LARGE when the body would exceed `maxFrameBytes`, so we never
+ * send what a peer must reject.
+ */
+export function encodeFrame(value: Frame, maxFrameBytes: number = DEFAULT_MAX_FRAME_BYTES): Buffer {
+  const json = JSON.stringify(value);
+  const length = Buffer.byteLength(json, 'utf8');
+  if (length > Math.min(maxFrameBytes, MAX_UINT32)) {
+    throw new ProtocolError('FRAME_TOO_LARGE', `frame of ${length} bytes exceeds the limit of ${maxFrameBytes} bytes`);
+  }
+  const out = Buffer.allocUnsafe(HEADER_BYTES + length);
+  out.writeUInt32BE(length, 0);
+  out.write(json, HEADER_BYTES, 'utf8');
+  return out;
+}
+
+/**
+ * Parses one whole frame body. UTF-8 is validated on the whole body only, so a
+ * multi-byte character split across network chunks is never corrupted.
+ */
+export function parseFrameBody(body: Buffer): Frame {
+  if (body.length === 0) throw new ProtocolError('INVALID_FRAME', 'empty frame (length 0): a frame must hold a JSON object');
+  if (!isUtf8(body)) throw new ProtocolError('INVALID_FRAME', 'frame is not valid UTF-8');
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw new ProtocolError('INVALID_FRAME', `frame is not valid JSON: ${(err as Error).message}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    const kind = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+    throw new ProtocolError('INVALID_FRAME', `frame is not a JSON object (got ${kind})`);
+  }
+  return value as Frame;
+}

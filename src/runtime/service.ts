@@ -1,0 +1,85 @@
+/**
+ * Running a service as a process: listen, log, handle signals.
+ *
+ * SIGTERM / SIGINT: stop accepting, let in-flight requests finish within
+ * `[limits] shutdown_grace_ms`, remove the socket file, exit 0. SIGHUP calls the
+ * service's `reload()` when it has one.
+ */
+import type { ResolvedConfig } from './config/schema.js';
+import { castToError } from './errors.js';
+import type { Logger } from './log.js';
+import type { Handler, Handlers } from './transport/connection.js';
+import { serve, type ZinoServer } from './transport/server.js';
+
+/** What a service provides: its handlers and optional lifecycle hooks. */
+export interface ServiceInstance {
+  handlers: Handlers;
+  /** Handles a request without `type` (the daemon's inbound message). */
+  untyped?: Handler;
+  /** Called on SIGHUP. */
+  reload?(): Promise<void> | void;
+  /** Called after the server has drained on shutdown. */
+  close?(): Promise<void> | void;
+}
+
+/** Options of {@link runService}. */
+export interface RunServiceOptions {
+  socketPath: string;
+  config: Readonly<ResolvedConfig>;
+  log: Logger;
+  instance: ServiceInstance;
+  /** Ends the process after shutdown. @default process.exit */
+  exit?: (code: number) => void;
+}
+
+/** Serves `instance` on `socketPath` and wires the process signals. */
+export async function runService(options: RunServiceOptions): Promise<ZinoServer> {
+  const { config, log, instance } = options;
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  const server = await serve(options.socketPath, {
+    handlers: instance.handlers,
+    untyped: instance.untyped,
+    log,
+    maxFrameBytes: config.limits.max_frame_bytes,
+    requestReadTimeoutMs: config.limits.request_read_timeout_ms,
+    shutdownGraceMs: config.limits.shutdown_grace_ms,
+  });
+  log.info({ socket: options.socketPath }, 'listening');
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal, open: server.connectionCount }, 'shutting down');
+    server
+      .close()
+      .then(() => instance.close?.())
+      .then(() => {
+        log.info('stopped');
+        exit(0);
+      })
+      .catch((err: unknown) => {
+        log.error({ err: castToError(err) }, 'shutdown failed');
+        exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGHUP', () => {
+    if (!instance.reload) {
+      log.info('SIGHUP ignored: nothing to reload');
+      return;
+    }
+    Promise.resolve(instance.reload()).then(
+      () => log.info('reloaded on SIGHUP'),
+      (err: unknown) => log.error({ err: castToError(err) }, 'reload failed'),
+    );
+  });
+  return server;
+}
+
+/** A service module's default export: its name and how to build its handlers from the config. */
+export interface ServiceDefinition {
+  name: import('./config/schema.js').ServiceName;
+  create(config: Readonly<ResolvedConfig>, log: Logger): Promise<ServiceInstance> | ServiceInstance;
+}

@@ -1,0 +1,154 @@
+/**
+ * The client side of "one request per connection": connect, write one frame,
+ * read frames until a terminal one, close.
+ *
+ * Closing the connection is how cancellation travels between services: aborting
+ * the signal, or breaking out of {@link stream}'s iterator, destroys the socket,
+ * and the server on the other end sees its caller go away.
+ */
+import net from 'node:net';
+import { RemoteError, ZinoError, abortError } from '../errors.js';
+import { DEFAULT_MAX_FRAME_BYTES, type Frame } from '../frame/codec.js';
+import { FrameDecoder } from '../frame/decoder.js';
+import { FrameWriter } from './writer.js';
+
+/** Frame types that end a streamed exchange. */
+export const TERMINAL_TYPES: ReadonlySet<string> = new Set(['done', 'result', 'response', 'error']);
+
+/** Options of every client call. */
+export interface ClientOptions {
+  /** Aborting closes the connection (cancelling the request on the server). */
+  signal?: AbortSignal | undefined;
+  /** Bound on connecting, in milliseconds. @default 2000 */
+  connectTimeoutMs?: number | undefined;
+  /** Bound on the whole exchange, in milliseconds. @default none */
+  timeoutMs?: number | undefined;
+  /** Largest frame accepted or sent, in bytes. @default 16 MiB */
+  maxFrameBytes?: number | undefined;
+  /** Name used in error messages, e.g. "rtr". @default the socket path */
+  name?: string | undefined;
+}
+
+/** Options of {@link stream}. */
+export interface StreamOptions extends ClientOptions {
+  /** Decides which frame ends the exchange. @default type in {@link TERMINAL_TYPES} */
+  isTerminal?: ((frame: Frame) => boolean) | undefined;
+}
+
+/** Connects to a Unix socket; rejects with UPSTREAM_UNAVAILABLE, TIMEOUT or CANCELLED. */
+export function connect(socketPath: string, options: ClientOptions = {}): Promise<net.Socket> {
+  const { signal } = options;
+  const label = options.name ?? socketPath;
+  const timeoutMs = options.connectTimeoutMs ?? 2000;
+  if (signal?.aborted) return Promise.reject(abortError(signal, `request to ${label}`));
+  return new Promise((resolve, reject) => {
+    const socket = net.createConnection({ path: socketPath });
+    const finish = (err?: Error): void => {
+      clearTimeout(timer);
+      socket.off('connect', onConnect);
+      socket.off('error', onError);
+      signal?.removeEventListener('abort', onAbort);
+      if (err) {
+        socket.destroy();
+        reject(err);
+      } else resolve(socket);
+    };
+    const onConnect = (): void => finish();
+    const onError = (err: NodeJS.ErrnoException): void => finish(unavailable(label, socketPath, err));
+    const onAbort = (): void => finish(abortError(signal, `request to ${label}`));
+    const timer = setTimeout(
+      () => finish(new ZinoError('TIMEOUT', `connecting to ${label} (${socketPath}) timed out after ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    socket.once('connect', onConnect);
+    socket.once('error', onError);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Sends `request` and yields every reply frame up to and including the terminal
+ * one. Throws CONNECTION_CLOSED when the server closes before a terminal frame,
+ * CANCELLED on abort, TIMEOUT when `timeoutMs` passes. Error frames are yielded,
+ * not thrown: a stream consumer forwards or handles them itself.
+ */
+export async function* stream(socketPath: string, request: Frame, options: StreamOptions = {}): AsyncGenerator<Frame, void, undefined> {
+  const label = options.name ?? socketPath;
+  const isTerminal = options.isTerminal ?? ((f: Frame) => typeof f.type === 'string' && TERMINAL_TYPES.has(f.type));
+  const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  const signals = [options.signal, options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs)];
+  const active = signals.filter((s): s is AbortSignal => s !== undefined);
+  const signal = active.length > 1 ? AbortSignal.any(active) : active[0];
+
+  const abortReason = (): ZinoError => {
+    const reason: unknown = signal?.reason;
+    const timedOut = reason instanceof Error && reason.name === 'TimeoutError';
+    return timedOut ? new ZinoError('TIMEOUT', `${label} did not answer within ${options.timeoutMs} ms`) : abortError(signal, `request to ${label}`);
+  };
+  let socket: net.Socket;
+  try {
+    socket = await connect(socketPath, { ...options, signal });
+  } catch (err) {
+    throw signal?.aborted ? abortReason() : err;
+  }
+  const onAbort = (): void => {
+    socket.destroy(abortReason());
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  // Errors surface through the iterator below; this keeps an early one from being unhandled.
+  socket.on('error', noop);
+  try {
+    await new FrameWriter(socket, maxFrameBytes).write(request);
+    const decoder = new FrameDecoder({ maxFrameBytes });
+    for await (const chunk of socket as AsyncIterable<Buffer>) {
+      decoder.push(chunk);
+      for (let frame = decoder.read(); frame !== undefined; frame = decoder.read()) {
+        yield frame;
+        if (isTerminal(frame)) return;
+      }
+    }
+    throw new ZinoError('CONNECTION_CLOSED', `${label} closed the connection before sending a complete reply`);
+  } catch (err) {
+    if (signal?.aborted) throw abortReason();
+    if (err instanceof ZinoError) throw err;
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw new ZinoError('CONNECTION_CLOSED', `connection to ${label} failed: ${code}`, { cause: err });
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    socket.destroy();
+  }
+}
+
+/**
+ * Sends `request` and resolves with the single reply frame. An error frame
+ * rejects with {@link RemoteError} (carrying the remote `code` and `message`).
+ */
+export async function request(socketPath: string, frame: Frame, options: ClientOptions = {}): Promise<Frame> {
+  for await (const reply of stream(socketPath, frame, { ...options, isTerminal: () => true })) {
+    if (reply.type === 'error') throw new RemoteError(reply);
+    return reply;
+  }
+  // stream() always yields a terminal frame or throws; this is unreachable.
+  throw new ZinoError('CONNECTION_CLOSED', `${options.name ?? socketPath} sent no reply`);
+}
+
+/** Pings a service; resolves with the round-trip time in ms, rejects when it does not answer pong. */
+export async function ping(socketPath: string, options: ClientOptions = {}): Promise<number> {
+  const started = performance.now();
+  const reply = await request(socketPath, { type: 'ping' }, { timeoutMs: 2000, ...options });
+  if (reply.type !== 'pong') throw new ZinoError('UPSTREAM_ERROR', `${options.name ?? socketPath} answered ping with ${String(reply.type)}`);
+  return performance.now() - started;
+}
+
+function unavailable(label: string, socketPath: string, err: NodeJS.ErrnoException): ZinoError {
+  const why: Record<string, string> = {
+    ENOENT: 'no socket there; is the service running?',
+    ECONNREFUSED: 'nothing is listening; is the service running?',
+    EACCES: 'permission denied; is this user in the group that owns the socket?',
+    EAGAIN: 'its accept queue is full; the service is overloaded',
+  };
+  const hint = why[err.code ?? ''] ?? err.message;
+  return new ZinoError('UPSTREAM_UNAVAILABLE', `cannot connect to ${label} at ${socketPath}: ${err.code ?? 'error'} (${hint})`, { cause: err });
+}
+
+function noop(): void {}

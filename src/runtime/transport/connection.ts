@@ -1,0 +1,245 @@
+/**
+ * One server-side connection: read one request frame, route it by `type` to a
+ * handler, write the handler's frames, close.
+ *
+ * "The client went away" becomes the handler's `AbortSignal`. A client that only
+ * half-closes its write side after the request (as `nc -N` does) must still get its
+ * answer, so EOF alone is not a cancel: on EOF we write zero bytes, which Linux fails
+ * with EPIPE only when the peer has closed entirely, and keep probing while the
+ * handler runs (a half-closed client may vanish later).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
+import { ZinoError, abortError, errorFrame, castToError, type ErrorCode } from '../errors.js';
+import type { Frame } from '../frame/codec.js';
+import { FrameDecoder } from '../frame/decoder.js';
+import type { Logger } from '../log.js';
+import { FrameWriter } from './writer.js';
+
+/** What a handler gets besides the request. */
+export interface HandlerContext {
+  /** Fires when the client goes away or the server gives up on the request at shutdown. */
+  readonly signal: AbortSignal;
+  /** Child logger carrying `request_id` and `type`. */
+  readonly log: Logger;
+  /** The caller's `request_id` when it sent one, else a fresh one; pass it on to other services. */
+  readonly requestId: string;
+  /** Sends a non-terminal frame (a `chunk`, an event); waits while the client is not reading. */
+  send(frame: Frame): Promise<void>;
+}
+
+/** Answers one request: returns the terminal frame; intermediate frames go through `ctx.send`. */
+export type Handler = (request: Frame, ctx: HandlerContext) => Promise<Frame> | Frame;
+
+/** Handlers by request `type`. */
+export type Handlers = Readonly<Record<string, Handler>>;
+
+/** How connections are served. */
+export interface ConnectionOptions {
+  handlers: Handlers;
+  /** Handles a request that has no `type` (the daemon's inbound message). */
+  untyped?: Handler | undefined;
+  log: Logger;
+  maxFrameBytes: number;
+  /** Time a client has to send its request after connecting, in milliseconds. */
+  requestReadTimeoutMs: number;
+  /** Interval of the liveness probe of a half-closed client, in milliseconds. @default 500 */
+  peerProbeMs?: number | undefined;
+}
+
+const EMPTY = Buffer.alloc(0);
+const REQUEST_ID = /^[\w.:@/-]{1,128}$/;
+/** Codes that mean "the caller asked for something wrong", logged below warn. */
+const CALLER_ERRORS: ReadonlySet<ErrorCode> = new Set(['INVALID_REQUEST', 'UNKNOWN_TYPE', 'INVALID_FRAME', 'FRAME_TOO_LARGE']);
+
+type State = 'reading' | 'handling' | 'finished';
+
+/** Serves one accepted socket. */
+export class Connection {
+  /** Settles when the socket has closed and the handler (if any) has returned. */
+  readonly done: Promise<void>;
+  private state: State = 'reading';
+  private readonly controller = new AbortController();
+  private readonly decoder: FrameDecoder;
+  private readonly writer: FrameWriter;
+  private readonly readTimer: NodeJS.Timeout;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private clientGone = false;
+  private handlerDone: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly options: ConnectionOptions,
+  ) {
+    this.decoder = new FrameDecoder({ maxFrameBytes: options.maxFrameBytes });
+    this.writer = new FrameWriter(socket, options.maxFrameBytes);
+    this.readTimer = setTimeout(() => this.rejectRequest(new ZinoError('TIMEOUT', `no request received within ${options.requestReadTimeoutMs} ms`)), options.requestReadTimeoutMs);
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('end', () => this.onEnd());
+    socket.on('error', (err) => this.options.log.debug({ err }, 'client socket error'));
+    socket.on('close', () => this.onClose());
+    this.done = closed.then(() => this.handlerDone);
+  }
+
+  /** True while no request has arrived yet; such a connection can be dropped at shutdown. */
+  get idle(): boolean {
+    return this.state === 'reading';
+  }
+
+  /** Cancels the request in progress (shutdown past its grace); the handler's error is still sent. */
+  abort(reason: ZinoError): void {
+    this.controller.abort(reason);
+  }
+
+  /** Closes the socket at once. */
+  destroy(): void {
+    this.socket.destroy();
+  }
+
+  private onData(chunk: Buffer): void {
+    // One request per connection: whatever follows the request frame is ignored.
+    if (this.state !== 'reading') return;
+    let request: Frame | undefined;
+    try {
+      this.decoder.push(chunk);
+      request = this.decoder.read();
+    } catch (err) {
+      this.rejectRequest(err as ZinoError);
+      return;
+    }
+    if (request === undefined) return;
+    clearTimeout(this.readTimer);
+    this.state = 'handling';
+    this.handlerDone = this.handle(request);
+  }
+
+  private onEnd(): void {
+    if (this.state === 'reading') {
+      clearTimeout(this.readTimer);
+      try {
+        this.decoder.end();
+      } catch (err) {
+        this.rejectRequest(err as ZinoError);
+        return;
+      }
+      // Connected and left without a request (a liveness check): nothing to answer.
+      this.finish();
+    } else if (this.state === 'handling') {
+      this.probePeer();
+      this.probeTimer = setInterval(() => this.probePeer(), this.options.peerProbeMs ?? 500);
+      this.probeTimer.unref();
+    }
+  }
+
+  private onClose(): void {
+    clearTimeout(this.readTimer);
+    clearInterval(this.probeTimer);
+    if (this.state !== 'finished') this.markClientGone();
+  }
+
+  private probePeer(): void {
+    if (this.socket.destroyed) return;
+    this.socket.write(EMPTY, (err) => {
+      if (err) this.markClientGone();
+    });
+  }
+
+  private markClientGone(): void {
+    if (this.clientGone) return;
+    this.clientGone = true;
+    this.controller.abort(new ZinoError('CANCELLED', 'the client disconnected'));
+    this.socket.destroy();
+  }
+
+  /** A protocol error or timeout before a request: one error frame, then close. */
+  private rejectRequest(err: ZinoError): void {
+    if (this.state !== 'reading') return;
+    clearTimeout(this.readTimer);
+    this.state = 'finished';
+    this.options.log.info({ code: err.code, reason: err.message }, 'request rejected');
+    this.writer.write(errorFrame(err)).catch(() => undefined).finally(() => this.finish());
+  }
+
+  private async handle(request: Frame): Promise<void> {
+    const started = performance.now();
+    const type = request.type;
+    const requestId = typeof request.request_id === 'string' && REQUEST_ID.test(request.request_id) ? request.request_id : randomUUID();
+    const log = this.options.log.child({ request_id: requestId, type: typeof type === 'string' ? type : undefined });
+    const { signal } = this.controller;
+    const ctx: HandlerContext = {
+      signal,
+      log,
+      requestId,
+      send: (frame) => (signal.aborted ? Promise.reject(abortError(signal, 'request')) : this.writer.write(frame)),
+    };
+    let reply: Frame;
+    try {
+      reply = await this.route(request)(request, ctx);
+      if (reply === null || typeof reply !== 'object') throw new Error(`handler for ${String(type)} returned no frame`);
+    } catch (thrown) {
+      reply = errorFrame(thrown);
+      this.logFailure(log, thrown);
+    }
+    clearInterval(this.probeTimer);
+    const durationMs = Math.round((performance.now() - started) * 10) / 10;
+    if (this.clientGone) {
+      log.info({ durationMs }, 'request cancelled: client disconnected');
+      this.state = 'finished';
+      return;
+    }
+    try {
+      await this.writer.write(reply);
+    } catch (err) {
+      if (err instanceof ZinoError && err.code === 'FRAME_TOO_LARGE') {
+        log.error({ err }, 'reply exceeds the frame limit');
+        await this.writer.write(errorFrame(new ZinoError('INTERNAL', `the reply exceeds the frame limit (${err.message})`))).catch(() => undefined);
+      }
+    }
+    this.state = 'finished';
+    (type === 'ping' ? log.debug : log.info).call(log, { durationMs, outcome: reply.type }, 'request done');
+    this.finish();
+  }
+
+  private route(request: Frame): (request: Frame, ctx: HandlerContext) => Promise<Frame> | Frame {
+    const { type } = request;
+    const { handlers, untyped } = this.options;
+    if (type === undefined) {
+      if (untyped) return untyped;
+      return () => {
+        throw new ZinoError('INVALID_REQUEST', `request has no "type" field (this service handles: ${this.knownTypes()})`);
+      };
+    }
+    if (typeof type !== 'string') {
+      return () => {
+        throw new ZinoError('INVALID_REQUEST', 'field "type" must be a string');
+      };
+    }
+    const handler = Object.hasOwn(handlers, type) ? handlers[type] : type === 'ping' ? () => ({ type: 'pong' }) : undefined;
+    if (handler) return handler;
+    return () => {
+      throw new ZinoError('UNKNOWN_TYPE', `unknown request type "${type.slice(0, 64)}" (this service handles: ${this.knownTypes()})`);
+    };
+  }
+
+  private knownTypes(): string {
+    return [...new Set(['ping', ...Object.keys(this.options.handlers)])].join(', ');
+  }
+
+  private logFailure(log: Logger, thrown: unknown): void {
+    if (this.clientGone) return;
+    if (thrown instanceof ZinoError) {
+      if (CALLER_ERRORS.has(thrown.code)) log.info({ code: thrown.code, reason: thrown.message }, 'request refused');
+      else if (thrown.code === 'INTERNAL') log.error({ err: thrown }, 'request failed');
+      else log.warn({ code: thrown.code, reason: thrown.message }, 'request failed');
+    } else {
+      log.error({ err: castToError(thrown) }, 'handler threw an unexpected error');
+    }
+  }
+
+  /** Ends our side; the socket is destroyed once everything written has been flushed. */
+  private finish(): void {
+    if (this.socket.destroyed) return;
+    this.socket.end(() => this.socket.destroy());
+  }
+}

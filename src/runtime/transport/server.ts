@@ -1,0 +1,124 @@
+/**
+ * `serve(socketPath, options)`: the UDS server every service runs.
+ *
+ * Socket lifecycle (parent dir 0750, stale file removed, live server refused,
+ * socket 0660), routing by `type` with a built-in ping, per-connection failure
+ * isolation, and a graceful, bounded, idempotent `close()`.
+ */
+import { chmod, lstat } from 'node:fs/promises';
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ZinoError } from '../errors.js';
+import { DEFAULT_MAX_FRAME_BYTES } from '../frame/codec.js';
+import type { Logger } from '../log.js';
+import { Connection, type Handler, type Handlers } from './connection.js';
+import { prepareSocketPath, removeSocketFile } from './socket-path.js';
+
+/** Mode of a listening socket: owner and group may connect, others may not. */
+export const SOCKET_MODE = 0o660;
+
+/** Options of {@link serve}. */
+export interface ServeOptions {
+  handlers: Handlers;
+  /** Handles a request without `type` (the daemon's inbound message). */
+  untyped?: Handler | undefined;
+  log: Logger;
+  /** Largest frame accepted or sent, in bytes. @default 16 MiB */
+  maxFrameBytes?: number | undefined;
+  /** Time a client has to send its request, in milliseconds. @default 30000 */
+  requestReadTimeoutMs?: number | undefined;
+  /** Time in-flight requests get to finish on close, in milliseconds. @default 10000 */
+  shutdownGraceMs?: number | undefined;
+}
+
+/** A listening server. */
+export interface ZinoServer {
+  readonly socketPath: string;
+  /** Open connections (waiting for a request or being answered). */
+  readonly connectionCount: number;
+  /**
+   * Stops accepting, lets in-flight requests finish within the grace period,
+   * cancels what is left, removes the socket file. Safe to call more than once.
+   */
+  close(): Promise<void>;
+}
+
+/** Listens on `socketPath` and serves `options.handlers` until `close()`. */
+export async function serve(socketPath: string, options: ServeOptions): Promise<ZinoServer> {
+  const { log } = options;
+  await prepareSocketPath(socketPath, log);
+  const connections = new Set<Connection>();
+  let closing: Promise<void> | undefined;
+  const connectionOptions = {
+    handlers: options.handlers,
+    untyped: options.untyped,
+    log,
+    maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
+    requestReadTimeoutMs: options.requestReadTimeoutMs ?? 30_000,
+  };
+
+  const server = net.createServer({ allowHalfOpen: true }, (socket) => {
+    if (closing) {
+      socket.destroy();
+      return;
+    }
+    const connection = new Connection(socket, connectionOptions);
+    connections.add(connection);
+    void connection.done.finally(() => connections.delete(connection));
+  });
+  server.on('error', (err) => log.error({ err }, 'server error'));
+
+  await listen(server, socketPath);
+  await chmod(socketPath, SOCKET_MODE);
+  const inode = (await lstat(socketPath)).ino;
+  log.debug({ socket: socketPath }, 'listening');
+
+  const graceMs = options.shutdownGraceMs ?? 10_000;
+  async function shutdown(): Promise<void> {
+    server.close();
+    for (const connection of connections) if (connection.idle) connection.destroy();
+    const drained = Promise.all([...connections].map((c) => c.done));
+    const controller = new AbortController();
+    const inTime = await Promise.race([drained.then(() => true), sleep(graceMs, false, { signal: controller.signal }).catch(() => false)]);
+    controller.abort();
+    if (!inTime) {
+      log.warn({ open: connections.size, graceMs }, 'requests still running after the shutdown grace; cancelling them');
+      for (const connection of connections) connection.abort(new ZinoError('SHUTTING_DOWN', 'the service is shutting down'));
+      const settle = new AbortController();
+      await Promise.race([Promise.all([...connections].map((c) => c.done)), sleep(1000, undefined, { signal: settle.signal }).catch(() => undefined)]);
+      settle.abort();
+      for (const connection of connections) connection.destroy();
+    }
+    await removeSocketFile(socketPath, inode);
+  }
+
+  return {
+    socketPath,
+    get connectionCount() {
+      return connections.size;
+    },
+    close() {
+      closing ??= shutdown();
+      return closing;
+    },
+  };
+}
+
+/** Binds with a umask that keeps the socket private from the first instant (chmod follows). */
+function listen(server: net.Server, socketPath: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException): void => {
+      reject(err.code === 'EADDRINUSE' ? new ZinoError('ADDRESS_IN_USE', `another server is already listening on ${socketPath}`) : err);
+    };
+    server.once('error', onError);
+    const previous = process.umask(0o117);
+    try {
+      server.listen(socketPath, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    } finally {
+      process.umask(previous);
+    }
+  });
+}

@@ -1,0 +1,62 @@
+/**
+ * Writes frames to one socket, one at a time, respecting backpressure: when
+ * `socket.write()` returns false the next write waits for `drain`. A slow reader
+ * therefore stalls the producer instead of growing our memory.
+ */
+import type { Socket } from 'node:net';
+import { ZinoError } from '../errors.js';
+import { encodeFrame, type Frame } from '../frame/codec.js';
+
+/** Serialised, backpressure-aware frame writer for one socket. */
+export class FrameWriter {
+  /** Settles when the previous write has been accepted by the socket. */
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly maxFrameBytes: number,
+  ) {}
+
+  /**
+   * Queues `frame` and resolves once the socket has accepted it without exceeding
+   * its high-water mark (or after `drain`). Rejects with CONNECTION_CLOSED when the
+   * socket closes first, and with FRAME_TOO_LARGE for an oversize frame.
+   */
+  write(frame: Frame): Promise<void> {
+    let bytes: Buffer;
+    try {
+      bytes = encodeFrame(frame, this.maxFrameBytes);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const next = this.tail.then(() => this.writeBytes(bytes));
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+
+  private writeBytes(bytes: Buffer): Promise<void> {
+    const socket = this.socket;
+    if (socket.destroyed || !socket.writable) return Promise.reject(closedError());
+    if (socket.write(bytes)) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const onDrain = (): void => {
+        cleanup();
+        resolve();
+      };
+      const onClose = (): void => {
+        cleanup();
+        reject(closedError());
+      };
+      const cleanup = (): void => {
+        socket.off('drain', onDrain);
+        socket.off('close', onClose);
+      };
+      socket.on('drain', onDrain);
+      socket.on('close', onClose);
+    });
+  }
+}
+
+function closedError(): ZinoError {
+  return new ZinoError('CONNECTION_CLOSED', 'the connection closed before the frame was written');
+}

@@ -1,0 +1,77 @@
+/**
+ * Readers for request fields: each returns the typed value or throws
+ * INVALID_REQUEST naming the field. `null` counts as absent for optional fields
+ * (clients in other languages often send `"channel_id": null`).
+ */
+import { InvalidRequestError } from './errors.js';
+import type { Frame } from './frame/codec.js';
+
+/** Bounds of a numeric field. */
+export interface NumberBounds {
+  min?: number;
+  max?: number;
+}
+
+/** A required string field; `allowEmpty` false rejects "" and whitespace-only strings. */
+export function requireString(frame: Frame, key: string, options: { allowEmpty?: boolean } = {}): string {
+  const value = frame[key];
+  if (value === undefined || value === null) throw new InvalidRequestError(`missing required field "${key}"`);
+  if (typeof value !== 'string') throw new InvalidRequestError(`field "${key}" must be a string, got ${kindOf(value)}`);
+  if (options.allowEmpty === false && value.trim() === '') throw new InvalidRequestError(`field "${key}" must not be empty`);
+  return value;
+}
+
+/** An optional string field. */
+export function optionalString(frame: Frame, key: string): string | undefined {
+  const value = frame[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new InvalidRequestError(`field "${key}" must be a string, got ${kindOf(value)}`);
+  return value;
+}
+
+/** An optional boolean field. */
+export function optionalBoolean(frame: Frame, key: string): boolean | undefined {
+  const value = frame[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'boolean') throw new InvalidRequestError(`field "${key}" must be true or false, got ${kindOf(value)}`);
+  return value;
+}
+
+/** A required finite number within bounds. */
+export function requireNumber(frame: Frame, key: string, bounds: NumberBounds = {}): number {
+  const value = frame[key];
+  if (value === undefined || value === null) throw new InvalidRequestError(`missing required field "${key}"`);
+  return checkNumber(value, key, bounds, false);
+}
+
+/** An optional finite number within bounds. */
+export function optionalNumber(frame: Frame, key: string, bounds: NumberBounds = {}): number | undefined {
+  const value = frame[key];
+  if (value === undefined || value === null) return undefined;
+  return checkNumber(value, key, bounds, false);
+}
+
+/** An optional integer within bounds. */
+export function optionalInteger(frame: Frame, key: string, bounds: NumberBounds = {}): number | undefined {
+  const value = frame[key];
+  if (value === undefined || value === null) return undefined;
+  return checkNumber(value, key, bounds, true);
+}
+
+function checkNumber(value: unknown, key: string, bounds: NumberBounds, integer: boolean): number {
+  const what = integer ? 'an integer' : 'a number';
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw new InvalidRequestError(`field "${key}" must be ${what}, got ${kindOf(value)}`);
+  if (integer && !Number.isInteger(value)) throw new InvalidRequestError(`field "${key}" must be an integer, got ${value}`);
+  if (bounds.min !== undefined && value < bounds.min) throw new InvalidRequestError(`field "${key}" must be at least ${bounds.min}, got ${value}`);
+  if (bounds.max !== undefined && value > bounds.max) throw new InvalidRequestError(`field "${key}" must be at most ${bounds.max}, got ${value}`);
+  return value;
+}
+
+/** Describes a JSON value's kind for an error message. */
+export function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return 'a string';
+  return `${typeof value} ${String(value)}`;
+}

@@ -1,0 +1,36 @@
+/** Small helpers shared by the tests: temp dirs, captured loggers, polling. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { createLogger, type Logger } from '../../src/runtime/index.js';
+
+/** A fresh directory with a short path (socket paths must stay under 107 bytes). */
+export function tempDir(prefix = 'zt'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(path.join(tmpdir(), `${prefix}-`));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A logger whose JSON lines are kept in `lines` instead of printed. */
+export function captureLogger(service = 'test', level = 'debug'): { log: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  const log = createLogger(service, { env: { ZINO_LOG_LEVEL: level }, destination: sink });
+  return { log, lines };
+}
+
+/** Polls `check` until it returns a truthy value or `timeoutMs` passes (then throws with `what`). */
+export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 10_000, intervalMs = 10): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

@@ -1,0 +1,182 @@
+import net from 'node:net';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FrameDecoder, RemoteError, connect, encodeFrame, ping, request, serve, stream, type Frame, type ZinoServer } from '../../src/runtime/index.js';
+import { captureLogger, tempDir, waitFor } from '../helpers/util.js';
+
+let dir: string;
+let cleanup: () => void;
+const closers: (() => Promise<void> | void)[] = [];
+
+beforeEach(() => {
+  ({ dir, cleanup } = tempDir('zcli'));
+});
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+  cleanup();
+});
+
+/** A raw server that reads one request frame and then does whatever `onRequest` says. */
+async function rawServer(onRequest: (socket: net.Socket, request: Frame) => void): Promise<string> {
+  const socketPath = path.join(dir, `raw-${closers.length}.sock`);
+  const server = net.createServer((socket) => {
+    const decoder = new FrameDecoder();
+    socket.on('error', () => undefined);
+    socket.on('data', (chunk: Buffer) => {
+      const [frame] = decoder.pushAndReadAll(chunk);
+      if (frame) onRequest(socket, frame);
+    });
+  });
+  await new Promise<void>((r) => server.listen(socketPath, r));
+  closers.push(() => new Promise<void>((r) => server.close(() => r())));
+  return socketPath;
+}
+
+async function zinoServer(handlers: Parameters<typeof serve>[1]['handlers']): Promise<ZinoServer> {
+  const server = await serve(path.join(dir, 'z.sock'), { handlers, log: captureLogger().log });
+  closers.push(() => server.close());
+  return server;
+}
+
+describe('request()', () => {
+  it('resolves with the single reply frame', async () => {
+    const server = await zinoServer({ get: () => ({ type: 'system_prompt', content: 'hi' }) });
+    expect(await request(server.socketPath, { type: 'get' })).toEqual({ type: 'system_prompt', content: 'hi' });
+  });
+
+  it('rejects an error frame as RemoteError carrying the remote code', async () => {
+    const socketPath = await rawServer((s) => s.end(encodeFrame({ type: 'error', message: 'no such channel', code: 'INVALID_REQUEST' })));
+    const err = await request(socketPath, { type: 'x' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RemoteError);
+    expect(err).toMatchObject({ code: 'INVALID_REQUEST', message: 'no such channel' });
+  });
+
+  it('maps an error frame without a code (a contract-only service) to UPSTREAM_ERROR', async () => {
+    const socketPath = await rawServer((s) => s.end(encodeFrame({ type: 'error', message: 'boom' })));
+    await expect(request(socketPath, { type: 'x' })).rejects.toMatchObject({ code: 'UPSTREAM_ERROR', message: 'boom' });
+  });
+
+  it('reports a missing socket as UPSTREAM_UNAVAILABLE with a hint', async () => {
+    await expect(request(path.join(dir, 'nobody.sock'), { type: 'ping' }, { name: 'rtr' })).rejects.toMatchObject({
+      code: 'UPSTREAM_UNAVAILABLE',
+      message: expect.stringMatching(/cannot connect to rtr at .*nobody\.sock: ENOENT \(no socket there; is the service running\?\)/),
+    });
+  });
+
+  it('reports a server that closes before replying as CONNECTION_CLOSED, never a hang', async () => {
+    const socketPath = await rawServer((s) => s.end());
+    await expect(request(socketPath, { type: 'x' }, { name: 'mem' })).rejects.toMatchObject({
+      code: 'CONNECTION_CLOSED',
+      message: 'mem closed the connection before sending a complete reply',
+    });
+  });
+
+  it('reports a server that dies in the middle of a frame as CONNECTION_CLOSED', async () => {
+    const socketPath = await rawServer((s) => s.end(encodeFrame({ type: 'ok', pad: 'x'.repeat(100) }).subarray(0, 50)));
+    await expect(request(socketPath, { type: 'x' })).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' });
+  });
+
+  it('rejects with TIMEOUT when the whole exchange exceeds timeoutMs', async () => {
+    const socketPath = await rawServer(() => undefined);
+    await expect(request(socketPath, { type: 'x' }, { timeoutMs: 100, name: 'sys' })).rejects.toMatchObject({
+      code: 'TIMEOUT',
+      message: 'sys did not answer within 100 ms',
+    });
+  });
+
+  it('rejects at once with CANCELLED when the signal is already aborted', async () => {
+    const server = await zinoServer({});
+    await expect(request(server.socketPath, { type: 'ping' }, { signal: AbortSignal.abort() })).rejects.toMatchObject({ code: 'CANCELLED' });
+  });
+
+  it('closes the connection when aborted mid-request, which the server sees', async () => {
+    let serverSawClose = false;
+    const socketPath = await rawServer((s) => s.on('close', () => (serverSawClose = true)));
+    const controller = new AbortController();
+    const pending = request(socketPath, { type: 'x' }, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    await expect(pending).rejects.toMatchObject({ code: 'CANCELLED' });
+    await waitFor(() => serverSawClose, 'the server to see the connection close');
+  });
+});
+
+describe('connect()', () => {
+  it('rejects with TIMEOUT when the connection is not made within connectTimeoutMs', async () => {
+    const server = await zinoServer({});
+    // On Linux a Unix-socket connect completes or fails at once; the bound matters when the
+    // event loop is stalled, which this reproduces: libuv runs due timers before the connect callback.
+    const pending = connect(server.socketPath, { connectTimeoutMs: 1, name: 'ctx' });
+    const until = Date.now() + 20;
+    while (Date.now() < until) {
+      // busy-wait: stall the loop past the deadline
+    }
+    await expect(pending).rejects.toMatchObject({ code: 'TIMEOUT', message: expect.stringContaining('connecting to ctx') });
+  });
+
+  it('rejects with CANCELLED when aborted', async () => {
+    const server = await zinoServer({});
+    const controller = new AbortController();
+    const pending = connect(server.socketPath, { signal: controller.signal });
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ code: 'CANCELLED' });
+  });
+
+  it('reports a stale socket file nobody listens on as UPSTREAM_UNAVAILABLE (ECONNREFUSED)', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const socketPath = path.join(dir, 'stale.sock');
+    spawnSync(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(socketPath)}, () => process.kill(process.pid, 'SIGKILL'))`]);
+    await expect(connect(socketPath)).rejects.toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', message: expect.stringContaining('ECONNREFUSED') });
+  });
+});
+
+describe('ping()', () => {
+  it('resolves with a round-trip time', async () => {
+    const server = await zinoServer({});
+    const ms = await ping(server.socketPath);
+    expect(ms).toBeGreaterThan(0);
+    expect(ms).toBeLessThan(2000);
+  });
+
+  it('rejects when the reply is not pong', async () => {
+    const socketPath = await rawServer((s) => s.end(encodeFrame({ type: 'ok' })));
+    await expect(ping(socketPath)).rejects.toMatchObject({ code: 'UPSTREAM_ERROR' });
+  });
+});
+
+describe('stream() over a real socket', () => {
+  it('decodes 100,000 frames of varied sizes sent at random fragmentation, every one identically', async () => {
+    let seed = 7;
+    const random = (): number => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
+    const alphabet = ['a', 'Z', '0', ' ', '\n', '"', '\\', 'é', '€', '🎉', '日', '\u0000'];
+    const frames: Frame[] = [];
+    for (let i = 0; i < 100_000; i++) {
+      const size = random() < 0.01 ? 2000 + Math.floor(random() * 20_000) : Math.floor(random() * 120);
+      let text = '';
+      for (let j = 0; j < size; j++) text += alphabet[Math.floor(random() * alphabet.length)];
+      frames.push(i === 99_999 ? { type: 'done', full_text: text, i } : { type: 'chunk', delta: text, i });
+    }
+    const bytes = Buffer.concat(frames.map((f) => encodeFrame(f)));
+    const socketPath = await rawServer(async (socket) => {
+      // Random piece sizes from 1 byte to 64 KiB, with pauses so the reader sees them apart.
+      for (let at = 0; at < bytes.length; ) {
+        const size = 1 + Math.floor(random() ** 3 * 65_536);
+        const ok = socket.write(bytes.subarray(at, at + size));
+        at += size;
+        if (!ok) await new Promise((r) => socket.once('drain', r));
+        else if (random() < 0.05) await new Promise((r) => setImmediate(r));
+      }
+      socket.end();
+    });
+    let index = 0;
+    let mismatches = 0;
+    for await (const frame of stream(socketPath, { type: 'gen' })) {
+      if (JSON.stringify(frame) !== JSON.stringify(frames[index])) mismatches++;
+      index++;
+    }
+    expect(index).toBe(100_000);
+    expect(mismatches).toBe(0);
+  });
+});

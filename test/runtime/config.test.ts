@@ -1,0 +1,159 @@
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'smol-toml';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError, SCHEMA, loadConfig, resolveConfig } from '../../src/runtime/index.js';
+import { tempDir } from '../helpers/util.js';
+
+let dir: string;
+let cleanup: () => void;
+beforeEach(() => {
+  ({ dir, cleanup } = tempDir('zcfg'));
+});
+afterEach(() => cleanup());
+
+function write(name: string, text: string): string {
+  const file = path.join(dir, name);
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, text);
+  return file;
+}
+
+function loadError(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig: defaults and sources', () => {
+  it('uses every default of the contract when there is no file', () => {
+    const { config, file, warnings } = loadConfig({ cwd: dir, env: {} });
+    expect(file).toBeNull();
+    expect(warnings).toEqual([]);
+    expect(config.daemon.socket).toBe('/run/zino/daemon.sock');
+    expect(config.rtr).toEqual({ socket: '/run/zino/rtr.sock', streaming: true, max_retries: 2, timeout: 600 });
+    expect(config.agr.max_iterations).toBe(5);
+    expect(config.agent).toEqual({ temperature: 0.7, top_p: 1.0, max_iterations: 5 });
+    expect(config.exc).toEqual({ socket: '/run/zino/exc.sock', timeout: 30, max_output_bytes: 1048576, sandbox: 'auto' });
+    expect(config.sys).toEqual({ socket: '/run/zino/sys.sock', template: path.join(dir, 'SYSTEM.md'), personality: '', soft_memory: '' });
+    expect(config.mem.data_dir).toBe(path.join(dir, 'data/mem'));
+    expect(config.ctx).toEqual({ socket: '/run/zino/ctx.sock', history_limit: 50, hard_memory_top_k: 3, max_context_tokens: 0 });
+    expect(config.tools.dir).toBe(path.join(dir, 'tools'));
+    expect(config.skills.dir).toBe(path.join(dir, 'skills'));
+    expect(config.api).toEqual({ base_url: '', key: '' });
+    expect(config.service.model).toBe('');
+    expect(config.logging.level).toBe('info');
+    expect(config.limits.max_frame_bytes).toBe(16 * 1024 * 1024);
+  });
+
+  it('reads ./ZINO.toml, then $ZINO_CONFIG, then --config, in rising precedence', () => {
+    write('ZINO.toml', '[service]\nmodel = "cwd"\n');
+    const viaEnv = write('env/ZINO.toml', '[service]\nmodel = "env"\n');
+    const viaFlag = write('flag/ZINO.toml', '[service]\nmodel = "flag"\n');
+    expect(loadConfig({ cwd: dir, env: {} }).config.service.model).toBe('cwd');
+    expect(loadConfig({ cwd: dir, env: { ZINO_CONFIG: viaEnv } }).config.service.model).toBe('env');
+    const flagged = loadConfig({ cwd: dir, env: { ZINO_CONFIG: viaEnv }, path: viaFlag });
+    expect(flagged.config.service.model).toBe('flag');
+    expect(flagged.file).toBe(viaFlag);
+  });
+
+  it('resolves relative paths against the config file directory', () => {
+    const file = write('etc/zino/ZINO.toml', '[tools]\ndir = "mytools"\n[mem]\ndata_dir = "/var/lib/zino"\n');
+    const { config } = loadConfig({ path: file, cwd: '/', env: {} });
+    expect(config.tools.dir).toBe(path.join(dir, 'etc/zino/mytools'));
+    expect(config.mem.data_dir).toBe('/var/lib/zino');
+  });
+
+  it('falls back to LLM_API_KEY only when [api] key is not set', () => {
+    expect(loadConfig({ cwd: dir, env: { LLM_API_KEY: 'sk-env' } }).config.api.key).toBe('sk-env');
+    const file = write('ZINO.toml', '[api]\nkey = "sk-file"\n');
+    expect(loadConfig({ path: file, env: { LLM_API_KEY: 'sk-env' } }).config.api.key).toBe('sk-file');
+  });
+
+  it('derives [agent] max_iterations from [agr] unless it is set', () => {
+    const a = write('a.toml', '[agr]\nmax_iterations = 9\n');
+    expect(loadConfig({ path: a, env: {} }).config.agent.max_iterations).toBe(9);
+    const b = write('b.toml', '[agr]\nmax_iterations = 9\n[agent]\nmax_iterations = 3\n');
+    expect(loadConfig({ path: b, env: {} }).config.agent.max_iterations).toBe(3);
+  });
+
+  it('puts every socket and the mem data under --dir (or $ZINO_DIR)', () => {
+    const { config } = loadConfig({ cwd: dir, env: {}, dir: 'state' });
+    expect(config.daemon.socket).toBe(path.join(dir, 'state/run/daemon.sock'));
+    expect(config.exc.socket).toBe(path.join(dir, 'state/run/exc.sock'));
+    expect(config.mem.data_dir).toBe(path.join(dir, 'state/data/mem'));
+    expect(loadConfig({ cwd: dir, env: { ZINO_DIR: '/x' } }).config.rtr.socket).toBe('/x/run/rtr.sock');
+  });
+
+  it('returns a frozen config', () => {
+    const { config } = loadConfig({ cwd: dir, env: {} });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.agent)).toBe(true);
+  });
+});
+
+describe('loadConfig: errors name the file and the key', () => {
+  it.each([
+    ['[agent]\ntemperature = "hot"\n', '[agent] temperature must be a number, got the string "hot"'],
+    ['[rtr]\nstreaming = "yes"\n', '[rtr] streaming must be true or false, got the string "yes"'],
+    ['[exc]\ntimeout = -1\n', '[exc] timeout must be at least 0.1, got -1'],
+    ['[agr]\nmax_iterations = 2.5\n', '[agr] max_iterations must be an integer, got 2.5'],
+    ['[exc]\nsandbox = "docker"\n', '[exc] sandbox must be one of "auto", "bwrap", "none", got "docker"'],
+    ['[mem]\ndata_dir = 5\n', '[mem] data_dir must be a string, got number 5'],
+    ['[mem]\ndata_dir = ""\n', '[mem] data_dir must not be empty'],
+    ['agent = 5\n', '[agent] must be a table, got number 5'],
+    ['[agent]\ntop_p = 1.5\n', '[agent] top_p must be at most 1, got 1.5'],
+  ])('rejects %j', (toml, message) => {
+    const file = write('ZINO.toml', toml);
+    const err = loadError(() => loadConfig({ path: file, env: {} }));
+    expect(err.code).toBe('CONFIG');
+    expect(err.message).toBe(`${file}: ${message}`);
+  });
+
+  it('rejects invalid TOML with the line and column', () => {
+    const file = write('ZINO.toml', '[agent]\ntemperature = \n');
+    expect(loadError(() => loadConfig({ path: file, env: {} })).message).toMatch(new RegExp(`^${file}: invalid TOML at line 2, column \\d+: `));
+  });
+
+  it('rejects an explicit file that cannot be read', () => {
+    const missing = path.join(dir, 'nope.toml');
+    expect(loadError(() => loadConfig({ path: missing, env: {} })).message).toBe(`${missing}: cannot read the config file (ENOENT)`);
+    expect(loadError(() => loadConfig({ cwd: dir, env: { ZINO_CONFIG: missing } })).message).toContain('ENOENT');
+  });
+
+  it('warns about unknown sections and keys, suggesting near misses', () => {
+    const file = write('ZINO.toml', '[exc]\ntimout = 5\n[agnet]\nx = 1\n');
+    const { warnings, config } = loadConfig({ path: file, env: {} });
+    expect(warnings).toEqual([`${file}: unknown section [agnet] ignored (did you mean agent?)`, `${file}: unknown key [exc] timout ignored (did you mean timeout?)`]);
+    expect(config.exc.timeout).toBe(30);
+  });
+});
+
+describe('the shipped ZINO.toml', () => {
+  const text = readFileSync(path.join(__dirname, '../../ZINO.toml'), 'utf8');
+
+  it('loads without warnings', () => {
+    const { warnings } = resolveConfig(parse(text), { file: 'ZINO.toml', baseDir: '/', env: {} });
+    expect(warnings).toEqual([]);
+  });
+
+  it('documents every key with its default', () => {
+    // Uncomment "# key = value" lines (active lines stay) and compare with the schema.
+    const uncommented = text
+      .split('\n')
+      .map((line) => line.replace(/^# (\w+ = .*)$/, '$1'))
+      .filter((line) => !line.startsWith('#'))
+      .join('\n');
+    const documented = parse(uncommented.replace('base_url = "demo"\n', '')) as Record<string, Record<string, unknown>>;
+    for (const [section, keys] of Object.entries(SCHEMA)) {
+      for (const [key, spec] of Object.entries(keys as Record<string, { default: unknown }>)) {
+        expect(documented[section]?.[key], `[${section}] ${key}`).toEqual(spec.default);
+      }
+    }
+    expect(text).toContain('base_url = "demo"');
+  });
+});
