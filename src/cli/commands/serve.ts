@@ -1,0 +1,56 @@
+/**
+ * `zino serve <service>`: runs one service in the foreground. This is what
+ * systemd runs; logs are JSON lines on stderr.
+ */
+import { ConfigError, SERVICE_NAMES, castToError, createLogger, loadConfig, runService, ZinoError, type ServiceName } from '../../runtime/index.js';
+import { SERVICES } from '../../services/index.js';
+import { EXIT } from '../exit.js';
+
+/** Options shared by every command that reads the configuration. */
+export interface ConfigOptions {
+  config?: string;
+  dir?: string;
+}
+
+/** Runs `name` until SIGTERM/SIGINT. Exits with 78 on a configuration error, 1 when it cannot start. */
+export async function serveCommand(name: string, options: ConfigOptions): Promise<void> {
+  const load = (SERVICE_NAMES as readonly string[]).includes(name) ? SERVICES[name as ServiceName] : undefined;
+  if (!load) {
+    process.stderr.write(`zino serve: unknown service "${name}" (one of: ${SERVICE_NAMES.join(', ')})\n`);
+    process.exit(EXIT.USAGE);
+  }
+  const service = name as ServiceName;
+  let loaded;
+  try {
+    loaded = loadConfig({ path: options.config, dir: options.dir });
+  } catch (err) {
+    const log = createLogger(service);
+    log.fatal({ code: 'CONFIG', reason: (err as Error).message }, 'invalid configuration');
+    process.exit(err instanceof ConfigError ? EXIT.CONFIG : EXIT.FAILURE);
+  }
+  const { config } = loaded;
+  const log = createLogger(service, { configLevel: config.logging.level });
+  for (const warning of loaded.warnings) log.warn({ warning }, 'configuration warning');
+  log.info({ config: loaded.file ?? '(built-in defaults)' }, 'configuration loaded');
+
+  // Handlers are isolated per connection; anything that escapes is a bug: log it and
+  // exit non-zero so systemd (Restart=on-failure) or `zino up` restarts us.
+  process.on('uncaughtException', (err) => {
+    log.fatal({ err }, 'uncaught exception');
+    process.exit(EXIT.FAILURE);
+  });
+  process.on('unhandledRejection', (reason) => {
+    log.fatal({ err: castToError(reason) }, 'unhandled rejection');
+    process.exit(EXIT.FAILURE);
+  });
+
+  try {
+    const definition = await load();
+    const instance = await definition.create(config, log);
+    await runService({ socketPath: config[service].socket, config, log, instance });
+  } catch (err) {
+    const code = err instanceof ZinoError ? err.code : 'INTERNAL';
+    log.fatal({ code, reason: castToError(err).message, err: err instanceof ZinoError ? undefined : castToError(err) }, 'cannot start');
+    process.exit(code === 'CONFIG' ? EXIT.CONFIG : EXIT.FAILURE);
+  }
+}
