@@ -2,8 +2,8 @@
  * `zino serve <service>`: runs one service in the foreground. This is what
  * systemd runs; logs are JSON lines on stderr.
  */
-import { ConfigError, SERVICE_NAMES, castToError, createLogger, loadConfig, runService, ZinoError, type ServiceName } from '../../runtime/index.js';
-import { SERVICES } from '../../services/index.js';
+import { ConfigError, SERVICE_NAMES, castToError, createLogger, loadConfig, runService, ZinoError } from '../../runtime/index.js';
+import { isServiceName, loadServiceDefinition } from '../../services/index.js';
 import { EXIT } from '../exit.js';
 
 /** Options shared by every command that reads the configuration. */
@@ -14,12 +14,11 @@ export interface ConfigOptions {
 
 /** Runs `name` until SIGTERM/SIGINT. Exits with 78 on a configuration error, 1 when it cannot start. */
 export async function serveCommand(name: string, options: ConfigOptions): Promise<void> {
-  const load = (SERVICE_NAMES as readonly string[]).includes(name) ? SERVICES[name as ServiceName] : undefined;
-  if (!load) {
+  if (!isServiceName(name)) {
     process.stderr.write(`zino serve: unknown service "${name}" (one of: ${SERVICE_NAMES.join(', ')})\n`);
     process.exit(EXIT.USAGE);
   }
-  const service = name as ServiceName;
+  const service = name;
   let loaded;
   try {
     loaded = loadConfig({ path: options.config, dir: options.dir });
@@ -45,7 +44,7 @@ export async function serveCommand(name: string, options: ConfigOptions): Promis
   });
 
   try {
-    const definition = await load();
+    const definition = await loadServiceDefinition(service);
     const instance = await definition.create(config, log);
     await runService({ socketPath: config[service].socket, config, log, instance });
   } catch (err) {
