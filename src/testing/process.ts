@@ -5,12 +5,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ping } from '../runtime/index.js';
 
-/** Absolute path of the compiled CLI entry point (`dist/src/cli/main.js`). */
-export const CLI_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../cli/main.js');
+export { CLI_PATH } from './paths.js';
 
 /** A running child process with its collected output. */
 export interface RunningProcess {

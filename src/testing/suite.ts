@@ -5,13 +5,12 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { stringify } from 'smol-toml';
 import { loadConfig, type ResolvedConfig, type ServiceName } from '../runtime/index.js';
-import { CLI_PATH, startProcess, waitForPing, type RunningProcess } from './process.js';
+import { CLI_PATH, PACKAGE_ROOT } from './paths.js';
+import { startProcess, waitForPing, type RunningProcess } from './process.js';
 
-/** Root of the installed package (where tools/, skills/ and SYSTEM.md live). */
-export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+export { PACKAGE_ROOT } from './paths.js';
 
 /** Config sections with some keys overridden. */
 export type ConfigOverrides = { [S in keyof ResolvedConfig]?: { [K in keyof ResolvedConfig[S]]?: ResolvedConfig[S][K] } };

@@ -1,0 +1,54 @@
+/** Wire types of zino-rtr, the LLM router. */
+import type { ChatMessage } from '../runtime/index.js';
+
+/** `{"type":"infer"}`: one inference. */
+export interface InferRequest {
+  type: 'infer';
+  messages: ChatMessage[];
+  /** Sampling temperature (0–2). ZINO default when absent: `[agent] temperature`. */
+  temperature: number;
+  /** Nucleus sampling (0–1). ZINO default when absent: `[agent] top_p`. */
+  top_p: number;
+  /** Stream when true and `[rtr] streaming` allows it. ZINO default when absent: false. */
+  stream: boolean;
+  /** ZINO extra: cap on generated tokens, passed to the API. */
+  max_tokens?: number;
+  request_id?: string;
+}
+
+/** Token counts reported by the API (ZINO extra on `done` and `response`). */
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+/** `{"type":"capabilities"}` reply: the contract's two fields plus ZINO extras. */
+export interface RtrCapabilities {
+  type: 'capabilities';
+  streaming: boolean;
+  model: string;
+  /** ZINO extra: "openai" (any compatible API), "demo", or "none" (not configured). */
+  backend: 'openai' | 'demo' | 'none';
+  /** ZINO extra: false when infer would answer NOT_CONFIGURED. */
+  configured: boolean;
+}
+
+/** A streamed piece of the reply. */
+export interface ChunkFrame {
+  type: 'chunk';
+  delta: string;
+}
+
+/** End of a streamed reply. */
+export interface DoneFrame {
+  type: 'done';
+  full_text: string;
+  usage?: Usage;
+}
+
+/** A collected reply. */
+export interface ResponseFrame {
+  type: 'response';
+  content: string;
+  usage?: Usage;
+}

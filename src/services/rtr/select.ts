@@ -1,0 +1,42 @@
+/**
+ * Which backend rtr uses: the demo model, an OpenAI-compatible API, or none (with
+ * the reason, which every `infer` then answers as NOT_CONFIGURED).
+ */
+import type { Logger, ResolvedConfig } from '../../runtime/index.js';
+import type { LlmBackend } from './backend.js';
+import { DemoBackend } from './demo/model.js';
+import { OpenAiBackend } from './openai-backend.js';
+
+/** A usable backend, or why there is none. */
+export type Selection = { backend: LlmBackend; problem?: undefined } | { backend?: undefined; problem: string };
+
+const EXAMPLES =
+  'OpenAI "https://api.openai.com/v1", OpenRouter "https://openrouter.ai/api/v1", Ollama "http://127.0.0.1:11434/v1", ' +
+  'llama.cpp "http://127.0.0.1:8080/v1", vLLM "http://127.0.0.1:8000/v1", or "demo" for the built-in demo model';
+
+/** Chooses the backend from `[api]` and `[service]`. */
+export function selectBackend(config: Readonly<ResolvedConfig>, log: Logger): Selection {
+  const baseUrl = config.api.base_url.trim();
+  if (baseUrl === 'demo') return { backend: new DemoBackend() };
+  if (baseUrl === '') return { problem: `no LLM endpoint configured: set [api] base_url in ZINO.toml (${EXAMPLES})` };
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return { problem: `[api] base_url is not a URL: "${baseUrl}" (${EXAMPLES})` };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: `[api] base_url must be an http(s) URL, got "${baseUrl}"` };
+  let apiKey = config.api.key;
+  if (apiKey === '') {
+    // Local servers (Ollama, llama.cpp, vLLM) usually need no key; the SDK still wants one.
+    if (!isLoopback(url.hostname)) return { problem: `no API key for ${baseUrl}: set the LLM_API_KEY environment variable or [api] key in ZINO.toml` };
+    apiKey = 'no-key';
+  }
+  return { backend: new OpenAiBackend({ baseUrl, apiKey, model: config.service.model, timeoutMs: config.rtr.timeout * 1000, log }) };
+}
+
+/** True for localhost and loopback addresses. */
+export function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}

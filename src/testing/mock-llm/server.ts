@@ -1,0 +1,228 @@
+/**
+ * A mock OpenAI-compatible LLM server on 127.0.0.1 for tests and benchmarks:
+ * `POST /v1/chat/completions` (SSE stream or JSON), `GET /v1/models`, and
+ * `GET /_mock/stats` for a test in another process. Replies follow a {@link MockScript}.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { chunksOf, ruleMatches, type MockRule, type MockScript } from './script.js';
+
+/** What the mock has seen. */
+export interface MockStats {
+  /** Chat completion requests received. */
+  requests: number;
+  /** Responses (streamed or not) that the client abandoned before they were complete. */
+  aborted: number;
+  /** Requests currently open. */
+  active: number;
+  /** Parsed JSON bodies of every chat completion request, in arrival order. */
+  bodies: Record<string, unknown>[];
+  /** Authorization headers received. */
+  authorizations: (string | undefined)[];
+  /** Arrival time of every chat completion request (ms since the epoch). */
+  arrivals: number[];
+}
+
+/** A running mock server. */
+export interface MockLlm {
+  /** Base URL for an OpenAI client, e.g. "http://127.0.0.1:43123/v1". */
+  readonly baseUrl: string;
+  readonly port: number;
+  readonly stats: MockStats;
+  /** Replaces the script (counters of `failTimes` and `times` start over). */
+  setScript(script: MockScript): void;
+  /** Resolves when `stats.aborted` reaches `count`. */
+  waitForAborts(count: number, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts the mock on 127.0.0.1 (`port` 0 picks a free one). */
+export async function startMockLlm(script: MockScript = {}, options: { port?: number } = {}): Promise<MockLlm> {
+  let current = script;
+  let uses = new Map<MockRule, number>();
+  const stats: MockStats = { requests: 0, aborted: 0, active: 0, bodies: [], authorizations: [], arrivals: [] };
+  const sockets = new Set<import('node:net').Socket>();
+  let sequence = 0;
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) sendError(res, 500, `mock failure: ${(err as Error).message}`);
+      else res.destroy();
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://mock');
+    const model = current.model ?? 'mock-model';
+    if (req.method === 'GET' && url.pathname === '/v1/models') {
+      json(res, 200, { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'zino-mock' }] });
+      return;
+    }
+    if (req.method === 'GET' && url.pathname === '/_mock/stats') {
+      json(res, 200, stats);
+      return;
+    }
+    if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') {
+      sendError(res, 404, `no route for ${req.method} ${url.pathname}`);
+      return;
+    }
+    const body = JSON.parse(await readBody(req)) as Record<string, unknown>;
+    stats.requests++;
+    stats.arrivals.push(Date.now());
+    stats.bodies.push(body);
+    stats.authorizations.push(req.headers.authorization);
+    if (current.apiKey !== undefined && req.headers.authorization !== `Bearer ${current.apiKey}`) {
+      sendError(res, 401, 'Incorrect API key provided.', 'invalid_request_error');
+      return;
+    }
+    const messages = Array.isArray(body.messages) ? (body.messages as { role?: unknown; content?: unknown }[]) : [];
+    const rule = pickRule(messages[messages.length - 1]);
+    const used = (uses.get(rule) ?? 0) + 1;
+    uses.set(rule, used);
+
+    stats.active++;
+    let finished = false;
+    res.on('close', () => {
+      stats.active--;
+      if (!finished) stats.aborted++;
+    });
+    const closed = new Promise<void>((resolve) => res.on('close', () => resolve()));
+
+    if (rule.status !== undefined && used <= (rule.failTimes ?? Number.POSITIVE_INFINITY)) {
+      finished = true;
+      sendError(res, rule.status, rule.errorMessage ?? `mock error ${rule.status}`, 'mock_error', rule.retryAfter);
+      return;
+    }
+    if (rule.hang) {
+      await closed;
+      return;
+    }
+    const id = `chatcmpl-mock-${++sequence}`;
+    const created = Math.floor(Date.now() / 1000);
+    const chunks = chunksOf(rule);
+    const text = chunks.join('');
+    const promptChars = messages.reduce((n, m) => n + (typeof m.content === 'string' ? m.content.length : 0), 0);
+    const usage = rule.usage ?? { prompt_tokens: Math.ceil(promptChars / 4), completion_tokens: Math.ceil(text.length / 4) };
+    const usageBlock = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+
+    if (body.stream !== true) {
+      if (rule.delayMs) await delay(rule.delayMs, closed);
+      if (res.destroyed) return;
+      finished = true;
+      json(res, 200, {
+        id, object: 'chat.completion', created, model,
+        choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+        usage: usageBlock,
+      });
+      return;
+    }
+
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    const event = async (data: unknown): Promise<void> => {
+      if (!res.write(`data: ${JSON.stringify(data)}\n\n`)) await Promise.race([new Promise((r) => res.once('drain', r)), closed]);
+    };
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+      id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }],
+    });
+    await event(chunk({ role: 'assistant', content: '' }));
+    for (const [i, piece] of chunks.entries()) {
+      if (rule.hangAfterChunks !== undefined && i >= rule.hangAfterChunks) {
+        await closed;
+        return;
+      }
+      if (rule.dropAfterChunks !== undefined && i >= rule.dropAfterChunks) {
+        // Let the chunks already written reach the client, then break the stream.
+        await new Promise<void>((resolve) => res.write('', () => resolve()));
+        finished = true;
+        res.destroy();
+        return;
+      }
+      if (rule.delayMs) await delay(rule.delayMs, closed);
+      if (res.destroyed) return;
+      await event(chunk({ content: piece }));
+    }
+    if (rule.hangAfterChunks !== undefined && chunks.length <= rule.hangAfterChunks) {
+      await closed;
+      return;
+    }
+    if (res.destroyed) return;
+    await event(chunk({}, 'stop'));
+    const options = body.stream_options as { include_usage?: unknown } | undefined;
+    if (options?.include_usage === true) await event({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageBlock });
+    finished = true;
+    res.end('data: [DONE]\n\n');
+  }
+
+  function pickRule(last: { role?: unknown; content?: unknown } | undefined): MockRule {
+    for (const rule of current.rules ?? []) {
+      if (rule.times !== undefined && (uses.get(rule) ?? 0) >= rule.times) continue;
+      if (ruleMatches(rule, last)) return rule;
+    }
+    return current.fallback ?? FALLBACK;
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    port,
+    stats,
+    setScript(script) {
+      current = script;
+      uses = new Map();
+    },
+    async waitForAborts(count, timeoutMs = 5000) {
+      const deadline = Date.now() + timeoutMs;
+      while (stats.aborted < count) {
+        if (Date.now() > deadline) throw new Error(`mock saw ${stats.aborted} aborted requests, expected ${count}`);
+        await delay(5);
+      }
+    },
+    close() {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+const FALLBACK: MockRule = { reply: 'mock reply' };
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    req.on('data', (b: Buffer) => parts.push(b));
+    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function json(res: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function sendError(res: http.ServerResponse, status: number, message: string, type = 'mock_error', retryAfter?: string): void {
+  const text = JSON.stringify({ error: { message, type, code: null, param: null } });
+  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
+  if (retryAfter !== undefined) headers['retry-after'] = retryAfter;
+  res.writeHead(status, headers);
+  res.end(text);
+}
+
+function delay(ms: number, interrupt?: Promise<void>): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void interrupt?.then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}

@@ -1,0 +1,284 @@
+import net from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { request, stream, type Frame } from '../../src/runtime/index.js';
+import { startMockLlm, type MockLlm } from '../../src/testing/mock-llm/server.js';
+import { startService, writeTestConfig, type ConfigOverrides, type StartedService } from '../../src/testing/suite.js';
+import { tempDir, waitFor } from '../helpers/util.js';
+
+let mock: MockLlm;
+const started: { service: StartedService; cleanup: () => void }[] = [];
+
+beforeAll(async () => {
+  mock = await startMockLlm();
+});
+afterAll(async () => {
+  await mock.close();
+});
+afterEach(async () => {
+  for (const { service, cleanup } of started.splice(0)) {
+    const exit = await service.stop();
+    expect(exit).toEqual({ code: 0, signal: null });
+    cleanup();
+  }
+});
+
+async function rtr(overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = {}): Promise<StartedService> {
+  const { dir, cleanup } = tempDir('zrtr');
+  const { file } = writeTestConfig(dir, {
+    api: { base_url: mock.baseUrl, key: 'sk-test' },
+    service: { model: 'mock-model' },
+    ...overrides,
+  });
+  const service = await startService('rtr', file, { env: { LLM_API_KEY: '', ...env } });
+  started.push({ service, cleanup });
+  return service;
+}
+
+function resetMock(script: Parameters<MockLlm['setScript']>[0]): void {
+  mock.setScript(script);
+  mock.stats.requests = 0;
+  mock.stats.aborted = 0;
+  mock.stats.bodies.length = 0;
+  mock.stats.authorizations.length = 0;
+  mock.stats.arrivals.length = 0;
+}
+
+/** A loopback port nobody listens on. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+const USER = [{ role: 'user', content: 'hello' }];
+
+async function collect(socket: string, frame: Frame): Promise<Frame[]> {
+  const frames: Frame[] = [];
+  for await (const f of stream(socket, frame)) frames.push(f);
+  return frames;
+}
+
+describe('rtr capabilities', () => {
+  it('reports streaming and the model', async () => {
+    const service = await rtr();
+    expect(await request(service.socket, { type: 'capabilities' })).toEqual({
+      type: 'capabilities', streaming: true, model: 'mock-model', backend: 'openai', configured: true,
+    });
+  });
+});
+
+describe('rtr infer against the mock LLM', () => {
+  it('streams chunk frames and a done frame with full_text and usage', async () => {
+    resetMock({ rules: [{ reply: 'Hello there, world!', chunkSize: 5, usage: { prompt_tokens: 11, completion_tokens: 7 } }] });
+    const service = await rtr();
+    const frames = await collect(service.socket, { type: 'infer', messages: USER, temperature: 0.3, top_p: 0.9, stream: true });
+    expect(frames).toEqual([
+      { type: 'chunk', delta: 'Hello' },
+      { type: 'chunk', delta: ' ther' },
+      { type: 'chunk', delta: 'e, wo' },
+      { type: 'chunk', delta: 'rld!' },
+      { type: 'done', full_text: 'Hello there, world!', usage: { prompt_tokens: 11, completion_tokens: 7 } },
+    ]);
+    expect(mock.stats.bodies[0]).toMatchObject({
+      model: 'mock-model', messages: USER, temperature: 0.3, top_p: 0.9, stream: true, stream_options: { include_usage: true },
+    });
+    expect(mock.stats.authorizations[0]).toBe('Bearer sk-test');
+  });
+
+  it('answers a collected request with one response frame and usage', async () => {
+    resetMock({ rules: [{ reply: 'Collected answer', usage: { prompt_tokens: 3, completion_tokens: 2 } }] });
+    const service = await rtr();
+    const frames = await collect(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false });
+    expect(frames).toEqual([{ type: 'response', content: 'Collected answer', usage: { prompt_tokens: 3, completion_tokens: 2 } }]);
+    expect(mock.stats.bodies[0]?.stream).toBe(false);
+  });
+
+  it('answers collected when [rtr] streaming = false even if a stream is asked for', async () => {
+    resetMock({ rules: [{ reply: 'not streamed' }] });
+    const service = await rtr({ rtr: { streaming: false } });
+    expect(await request(service.socket, { type: 'capabilities' })).toMatchObject({ streaming: false });
+    const frames = await collect(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: true });
+    expect(frames).toEqual([{ type: 'response', content: 'not streamed', usage: expect.any(Object) }]);
+  });
+
+  it('retries 503, 503, then succeeds', async () => {
+    resetMock({ rules: [{ status: 503, failTimes: 2, retryAfter: '0', reply: 'third time lucky' }] });
+    const service = await rtr();
+    const frames = await collect(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: true });
+    expect(frames.at(-1)).toMatchObject({ type: 'done', full_text: 'third time lucky' });
+    expect(mock.stats.requests).toBe(3);
+    expect(service.logs.filter((l) => l.msg === 'LLM call failed; retrying')).toHaveLength(2);
+  });
+
+  it('retries 503 with exponential backoff when no retry-after is sent', async () => {
+    resetMock({ rules: [{ status: 503, failTimes: 2, reply: 'ok' }] });
+    const service = await rtr();
+    expect(await request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false })).toMatchObject({ content: 'ok' });
+    const [a, b, c] = mock.stats.arrivals as [number, number, number];
+    // Equal jitter: retry n waits between half and all of 500 ms × 2^n.
+    expect(b - a).toBeGreaterThanOrEqual(240);
+    expect(c - b).toBeGreaterThanOrEqual(490);
+  });
+
+  it('honours retry-after', async () => {
+    resetMock({ rules: [{ status: 429, failTimes: 1, retryAfter: '1', reply: 'ok' }] });
+    const service = await rtr();
+    expect(await request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false })).toMatchObject({ content: 'ok' });
+    const [a, b] = mock.stats.arrivals as [number, number];
+    expect(b - a).toBeGreaterThanOrEqual(950);
+  });
+
+  it('gives up after [rtr] max_retries and says how many attempts were made', async () => {
+    resetMock({ rules: [{ status: 500, retryAfter: '0', errorMessage: 'the server is on fire' }] });
+    const service = await rtr({ rtr: { max_retries: 1 } });
+    await expect(request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: true })).rejects.toMatchObject({
+      code: 'UPSTREAM_ERROR',
+      message: 'the LLM API answered 500: the server is on fire (after 2 attempts)',
+    });
+    expect(mock.stats.requests).toBe(2);
+  });
+
+  it('fails a 400 at once with the API message, without retrying', async () => {
+    resetMock({ rules: [{ status: 400, errorMessage: "Invalid value for 'temperature'" }] });
+    const service = await rtr();
+    await expect(request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: true })).rejects.toMatchObject({
+      code: 'UPSTREAM_ERROR',
+      message: "the LLM API answered 400: Invalid value for 'temperature'",
+    });
+    expect(mock.stats.requests).toBe(1);
+  });
+
+  it('explains a 401 with a hint about the key', async () => {
+    resetMock({ apiKey: 'sk-right', rules: [{ reply: 'x' }] });
+    const service = await rtr();
+    await expect(request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false })).rejects.toMatchObject({
+      message: 'the LLM API answered 401: Incorrect API key provided. (check [api] key or LLM_API_KEY)',
+    });
+  });
+
+  it('does not retry once the reply has started, and reports the broken stream after the chunks', async () => {
+    resetMock({ rules: [{ reply: 'abcdefgh', chunkSize: 2, dropAfterChunks: 2 }] });
+    const service = await rtr();
+    const frames = await collect(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: true });
+    expect(frames.slice(0, 2)).toEqual([
+      { type: 'chunk', delta: 'ab' },
+      { type: 'chunk', delta: 'cd' },
+    ]);
+    expect(frames[2]).toMatchObject({ type: 'error', message: expect.stringMatching(/^the LLM stream broke after the reply had started: /) });
+    expect(frames).toHaveLength(3);
+    expect(mock.stats.requests).toBe(1);
+  });
+
+  it('reports an unreachable endpoint as UPSTREAM_UNAVAILABLE after retrying', async () => {
+    const port = await closedPort();
+    const service = await rtr({ api: { base_url: `http://127.0.0.1:${port}/v1`, key: 'k' }, rtr: { max_retries: 1 } });
+    await expect(request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false })).rejects.toMatchObject({
+      code: 'UPSTREAM_UNAVAILABLE',
+      message: `cannot reach the LLM API at http://127.0.0.1:${port}/v1: ECONNREFUSED (after 2 attempts)`,
+    });
+  });
+
+  it('uses the only model the endpoint serves when none is configured', async () => {
+    resetMock({ model: 'served-model', rules: [{ reply: 'detected' }] });
+    const service = await rtr({ service: { model: '' } });
+    expect(await request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false })).toMatchObject({ content: 'detected' });
+    expect(mock.stats.bodies[0]?.model).toBe('served-model');
+    expect(await request(service.socket, { type: 'capabilities' })).toMatchObject({ model: 'served-model' });
+  });
+
+  it('rejects a malformed infer with INVALID_REQUEST and never calls the LLM', async () => {
+    resetMock({});
+    const service = await rtr();
+    await expect(request(service.socket, { type: 'infer', temperature: 0.7, top_p: 1, stream: false })).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: 'missing required field "messages"' });
+    await expect(request(service.socket, { type: 'infer', messages: [], stream: false })).rejects.toMatchObject({ message: 'field "messages" must not be empty' });
+    await expect(request(service.socket, { type: 'infer', messages: USER, temperature: 'hot' })).rejects.toMatchObject({ message: 'field "temperature" must be a number, got a string' });
+    await expect(request(service.socket, { type: 'infer', messages: USER, top_p: 3 })).rejects.toMatchObject({ message: 'field "top_p" must be at most 1, got 3' });
+    expect(mock.stats.requests).toBe(0);
+  });
+});
+
+describe('rtr cancellation', () => {
+  it('aborts the HTTP request to the LLM when the caller disconnects mid-stream', async () => {
+    resetMock({ rules: [{ reply: 'one two three four five', chunkSize: 4, hangAfterChunks: 2 }] });
+    const service = await rtr();
+    for await (const frame of stream(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: true })) {
+      expect(frame.type).toBe('chunk');
+      break;
+    }
+    await mock.waitForAborts(1);
+    await waitFor(() => service.logs.some((l) => l.msg === 'request cancelled: client disconnected'), 'rtr to log the cancellation');
+  });
+
+  it('aborts a collected request the LLM has not answered yet', async () => {
+    resetMock({ rules: [{ hang: true }] });
+    const service = await rtr();
+    const controller = new AbortController();
+    const pending = request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false }, { signal: controller.signal });
+    await waitFor(() => mock.stats.active === 1, 'the request to reach the mock');
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ code: 'CANCELLED' });
+    await mock.waitForAborts(1);
+  });
+
+  it('never retries after the caller has gone', async () => {
+    resetMock({ rules: [{ status: 503, retryAfter: '0.3' }] });
+    const service = await rtr();
+    const controller = new AbortController();
+    const pending = request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false }, { signal: controller.signal }).catch((e: unknown) => e);
+    await waitFor(() => mock.stats.requests === 1, 'the first attempt');
+    controller.abort();
+    await pending;
+    await waitFor(() => service.logs.some((l) => l.msg === 'request cancelled: client disconnected'), 'rtr to see the disconnect');
+    await new Promise((r) => setTimeout(r, 600));
+    expect(mock.stats.requests).toBe(1);
+  });
+});
+
+describe('rtr without a usable configuration', () => {
+  it('starts, answers ping and capabilities, and answers infer with what to configure', async () => {
+    const service = await rtr({ api: { base_url: '', key: '' }, service: { model: '' } });
+    expect(await request(service.socket, { type: 'ping' })).toEqual({ type: 'pong' });
+    expect(await request(service.socket, { type: 'capabilities' })).toEqual({ type: 'capabilities', streaming: true, model: '', backend: 'none', configured: false });
+    await expect(request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: true })).rejects.toMatchObject({
+      code: 'NOT_CONFIGURED',
+      message: expect.stringMatching(/^no LLM endpoint configured: set \[api\] base_url in ZINO\.toml \(OpenAI .*Ollama .*llama\.cpp .*vLLM .*"demo"/),
+    });
+  });
+
+  it('asks for a key for a remote endpoint and takes it from LLM_API_KEY', async () => {
+    const noKey = await rtr({ api: { base_url: 'https://api.example.com/v1', key: '' } });
+    await expect(request(noKey.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false })).rejects.toMatchObject({
+      code: 'NOT_CONFIGURED',
+      message: 'no API key for https://api.example.com/v1: set the LLM_API_KEY environment variable or [api] key in ZINO.toml',
+    });
+    resetMock({ rules: [{ reply: 'keyed' }] });
+    const fromEnv = await rtr({ api: { base_url: mock.baseUrl, key: '' } }, { LLM_API_KEY: 'sk-from-env' });
+    await request(fromEnv.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false });
+    expect(mock.stats.authorizations[0]).toBe('Bearer sk-from-env');
+  });
+});
+
+describe('rtr with the demo model', () => {
+  it('streams a tool call for a question about the machine', async () => {
+    const service = await rtr({ api: { base_url: 'demo', key: '' }, service: { model: '' } });
+    expect(await request(service.socket, { type: 'capabilities' })).toMatchObject({ model: 'zino-demo', backend: 'demo', configured: true });
+    const frames = await collect(service.socket, { type: 'infer', messages: [{ role: 'user', content: 'How much disk space is free?' }], temperature: 0.7, top_p: 1, stream: true });
+    const done = frames.at(-1) as { type: string; full_text: string };
+    expect(frames.filter((f) => f.type === 'chunk').length).toBeGreaterThan(5);
+    expect(done.type).toBe('done');
+    const call = /<tool_call>\n(.*)\n<\/tool_call>/.exec(done.full_text)?.[1];
+    expect(JSON.parse(call ?? 'null')).toEqual({ name: 'execute_bash', arguments: { code: expect.stringContaining('df -h') } });
+  });
+
+  it('explains how to configure a real endpoint when asked something else', async () => {
+    const service = await rtr({ api: { base_url: 'demo', key: '' } });
+    const reply = await request(service.socket, { type: 'infer', messages: [{ role: 'user', content: 'Tell me a joke' }], temperature: 0.7, top_p: 1, stream: false });
+    expect(reply.content).toMatch(/demo model/);
+    expect(reply.content).toMatch(/OpenRouter/);
+    expect(reply.content).toMatch(/Ollama/);
+    expect(reply.content).toMatch(/llama\.cpp/);
+    expect(reply.content).toMatch(/vLLM/);
+  });
+});
