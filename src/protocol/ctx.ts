@@ -1,0 +1,25 @@
+/**
+ * Wire types of zino-ctx (contract section "zino-ctx"): assembling the context
+ * messages that go between the system prompt and the user message.
+ */
+import type { ChatMessage } from '../runtime/index.js';
+
+/** `→ {"type":"build","channel_id"?,"user_message"}`. */
+export interface BuildRequest {
+  type: 'build';
+  /** When given, the channel's recent history is included. */
+  channel_id?: string | null;
+  /** Query of the hard memory search. Required. */
+  user_message: string;
+  request_id?: string;
+}
+
+/**
+ * `← {"type":"context","messages":[...]}`: skill examples, then hard memories
+ * (best first), then history (oldest first). Parts that mem could not supply are
+ * left out; this reply is never an error for a reason on mem's side.
+ */
+export interface ContextReply {
+  type: 'context';
+  messages: ChatMessage[];
+}

@@ -1,0 +1,119 @@
+/**
+ * Wire types of zino-mem (contract section "zino-mem"): chat history per channel,
+ * hard memories with TF-IDF search, and one soft memory string.
+ *
+ * Every request may carry `request_id` (passed on for log correlation). Errors are
+ * `{"type":"error","message","code"}` with `code` INVALID_REQUEST for bad input.
+ */
+import type { ChatMessage } from '../runtime/index.js';
+
+/** Largest `channel_id`, in UTF-8 bytes; longer ids are refused with INVALID_REQUEST. */
+export const MAX_CHANNEL_ID_BYTES = 256;
+
+/** Default `top_k` of `search_hard`. */
+export const DEFAULT_TOP_K = 3;
+
+/** `→ {"type":"get_history","channel_id","limit"?}`; `limit` 0 or absent returns everything. */
+export interface GetHistoryRequest {
+  type: 'get_history';
+  channel_id: string;
+  /** The N most recent messages; 0 or absent = all. Non-negative integer. */
+  limit?: number | null;
+  request_id?: string;
+}
+
+/** `← {"type":"history","messages":[...]}`, oldest first. */
+export interface HistoryReply {
+  type: 'history';
+  messages: ChatMessage[];
+}
+
+/** `→ {"type":"append_history","channel_id","messages"}`; the messages are stored together or not at all. */
+export interface AppendHistoryRequest {
+  type: 'append_history';
+  channel_id: string;
+  messages: ChatMessage[];
+  request_id?: string;
+}
+
+/** `→ {"type":"clear_history","channel_id"}`: deletes the channel's whole history. */
+export interface ClearHistoryRequest {
+  type: 'clear_history';
+  channel_id: string;
+  request_id?: string;
+}
+
+/** `→ {"type":"search_hard","query","top_k"?}`. */
+export interface SearchHardRequest {
+  type: 'search_hard';
+  /** Free text; an empty query (or one without indexable words) finds nothing. */
+  query: string;
+  /** Positive integer. @default 3 */
+  top_k?: number | null;
+  request_id?: string;
+}
+
+/** One search hit. `id` and `tag` are ZINO additions (extra fields are allowed by the contract). */
+export interface HardMemoryResult {
+  messages: ChatMessage[];
+  /** TF-IDF cosine similarity in (0, 1], rounded to 4 decimal places. */
+  score: number;
+  /** The entry's index, as returned by `store_hard`. */
+  id: number;
+  /** The tag it was stored with, or `null`. */
+  tag: string | null;
+}
+
+/** `← {"type":"hard_memories","results":[...]}`, best first; equal scores by ascending `id`. */
+export interface HardMemoriesReply {
+  type: 'hard_memories';
+  results: HardMemoryResult[];
+}
+
+/** `→ {"type":"store_hard","messages","tag"?}`. */
+export interface StoreHardRequest {
+  type: 'store_hard';
+  messages: ChatMessage[];
+  tag?: string | null;
+  request_id?: string;
+}
+
+/** `← {"type":"ok","id"}`: the entry's 0-based index, stable across restarts. */
+export interface StoreHardReply {
+  type: 'ok';
+  id: number;
+}
+
+/** `→ {"type":"get_soft"}`. */
+export interface GetSoftRequest {
+  type: 'get_soft';
+  request_id?: string;
+}
+
+/** `← {"type":"soft_memory","content"}`. */
+export interface SoftMemoryReply {
+  type: 'soft_memory';
+  content: string;
+}
+
+/** `→ {"type":"set_soft","content"}`: replaces the soft memory string. */
+export interface SetSoftRequest {
+  type: 'set_soft';
+  content: string;
+  request_id?: string;
+}
+
+/** `← {"type":"ok"}` of append_history, clear_history and set_soft. */
+export interface OkReply {
+  type: 'ok';
+}
+
+/** Every request mem answers (besides ping). */
+export type MemRequest =
+  | GetHistoryRequest
+  | AppendHistoryRequest
+  | ClearHistoryRequest
+  | SearchHardRequest
+  | StoreHardRequest
+  | GetSoftRequest
+  | SetSoftRequest;

@@ -1,0 +1,172 @@
+/**
+ * Hard memories: one append-only JSON Lines file, `hard_memories.jsonl`, one line
+ * per entry: `{"id":N,"messages":[…],"tag":"…"|null}`. `id` is the entry's 0-based
+ * index, written into the record so that a skipped corrupt line never renumbers
+ * the entries after it.
+ *
+ * At start the file is read once to build the TF-IDF index (tfidf.ts) and a table
+ * of each entry's byte offset; the entries themselves stay on disk and a search
+ * reads only its hits. `store_hard` is group-committed (queue.ts): the id is
+ * assigned in arrival order, the line is fdatasynced, then the entry joins the
+ * index and the caller gets its id.
+ */
+import { open, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { ZinoError, castToError, type ChatMessage, type Logger } from '../../runtime/index.js';
+import type { HardMemoryResult } from '../../protocol/mem.js';
+import { fsyncDir, readAt, writeAll } from './files.js';
+import { linesForward, parseLine, repairTail } from './lines.js';
+import { OpQueue } from './queue.js';
+import { TfIdfIndex } from './tfidf.js';
+import { terms } from './tokenize.js';
+
+/** File name of the hard memory store inside `data_dir`. */
+export const HARD_FILE = 'hard_memories.jsonl';
+
+/** One stored entry. */
+export interface HardEntry {
+  id: number;
+  messages: ChatMessage[];
+  tag: string | null;
+}
+
+/** Parses one line of the store, or `undefined` when it is not a valid entry. */
+export function hardRecord(text: Buffer): HardEntry | undefined {
+  const record = parseLine(text);
+  if (!record) return undefined;
+  const { id, messages, tag } = record;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) return undefined;
+  if (tag !== null && tag !== undefined && typeof tag !== 'string') return undefined;
+  if (!Array.isArray(messages)) return undefined;
+  for (const m of messages) {
+    if (m === null || typeof m !== 'object' || typeof m.role !== 'string' || typeof m.content !== 'string') return undefined;
+  }
+  return { id, messages: (messages as ChatMessage[]).map(({ role, content }) => ({ role, content })), tag: tag ?? null };
+}
+
+/** Serialises one entry as a line; `extra` fields (the import marker) go first. */
+export function hardLine(entry: HardEntry, extra: Record<string, unknown> = {}): string {
+  return `${JSON.stringify({ ...extra, id: entry.id, messages: entry.messages, tag: entry.tag })}\n`;
+}
+
+/** The searchable text of an entry: its messages' contents and its tag. */
+export function entryText(messages: readonly ChatMessage[], tag: string | null): string {
+  return [...messages.map((m) => m.content), tag ?? ''].join('\n');
+}
+
+/** Figures of a load, for the start-up log. */
+export interface HardLoadStats {
+  entries: number;
+  terms: number;
+  bytes: number;
+  ms: number;
+}
+
+/** See the module comment. */
+export class HardStore {
+  private readonly index = new TfIdfIndex();
+  /** Byte offset and length of each entry's line, by id; -1 for an id with no entry. */
+  private readonly offsets: number[] = [];
+  private readonly lengths: number[] = [];
+  private readonly queue = new OpQueue<{ messages: ChatMessage[]; tag: string | null }, number>((items) => this.commit(items));
+  private nextId = 0;
+
+  private constructor(
+    private readonly file: string,
+    private handle: FileHandle,
+    private size: number,
+    private readonly log: Logger,
+  ) {}
+
+  /** Opens (creating) the store, drops a torn tail, and builds the index. */
+  static async open(file: string, log: Logger): Promise<{ store: HardStore; stats: HardLoadStats }> {
+    const started = performance.now();
+    const handle = await open(file, 'a+', 0o600);
+    try {
+      const { size: rawSize } = await handle.stat();
+      if (rawSize === 0) await fsyncDir(path.dirname(file));
+      const size = await repairTail(handle, rawSize, log, file, (l) => hardRecord(l) !== undefined);
+      const store = new HardStore(file, handle, size, log);
+      await store.load();
+      const stats = { entries: store.index.size, terms: store.index.vocabularySize, bytes: size, ms: Math.round(performance.now() - started) };
+      return { store, stats };
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Number of entries. */
+  get count(): number {
+    return this.index.size;
+  }
+
+  /** Stores an entry; resolves with its id once it is on disk and searchable. */
+  store(messages: ChatMessage[], tag: string | null): Promise<number> {
+    return this.queue.append({ messages, tag });
+  }
+
+  /** The `topK` entries most similar to `query`; none for a query without indexable words. */
+  async search(query: string, topK: number): Promise<HardMemoryResult[]> {
+    const hits = this.index.search(terms(query), topK);
+    return Promise.all(
+      hits.map(async ({ id, score }) => {
+        const entry = hardRecord(await readAt(this.handle, this.offsets[id] as number, this.lengths[id] as number));
+        if (!entry) throw new ZinoError('INTERNAL', `hard memory ${id} could not be read back`);
+        return { messages: entry.messages, score, id, tag: entry.tag };
+      }),
+    );
+  }
+
+  /** Waits for queued stores and closes the file. */
+  async close(): Promise<void> {
+    await this.queue.drained();
+    await this.handle.close();
+  }
+
+  private async load(): Promise<void> {
+    this.index.beginBulk();
+    for await (const line of linesForward(this.handle, 0, this.size)) {
+      if (line.text.length === 0) continue;
+      const entry = hardRecord(line.text);
+      if (!entry || entry.id < this.nextId) {
+        this.log.error({ file: this.file, offset: line.start, reason: entry ? 'id out of order' : 'not a valid entry' }, 'corrupt hard memory line skipped');
+        continue;
+      }
+      this.register(entry, line.start, line.text.length);
+    }
+    this.index.finish();
+  }
+
+  private register(entry: HardEntry, offset: number, length: number): void {
+    for (let id = this.offsets.length; id < entry.id; id++) {
+      this.offsets.push(-1);
+      this.lengths.push(-1);
+    }
+    this.offsets.push(offset);
+    this.lengths.push(length);
+    this.index.add(entry.id, terms(entryText(entry.messages, entry.tag)));
+    this.nextId = entry.id + 1;
+  }
+
+  private async commit(items: { messages: ChatMessage[]; tag: string | null }[]): Promise<number[]> {
+    const entries = items.map((item, i) => ({ id: this.nextId + i, ...item }));
+    const lines = entries.map((e) => Buffer.from(hardLine(e), 'utf8'));
+    try {
+      await writeAll(this.handle, Buffer.concat(lines));
+      await this.handle.datasync();
+    } catch (err) {
+      this.log.error({ err: castToError(err), file: this.file }, 'hard memory write failed');
+      await this.handle.truncate(this.size).catch(() => undefined);
+      throw new ZinoError('INTERNAL', 'could not store the hard memory (see the mem log)', { cause: err });
+    }
+    let offset = this.size;
+    entries.forEach((entry, i) => {
+      const length = (lines[i] as Buffer).length;
+      this.register(entry, offset, length - 1);
+      offset += length;
+    });
+    this.size = offset;
+    return entries.map((e) => e.id);
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * Chat histories: one append-only JSON Lines file per channel,
+ * `history/<name>.jsonl` (name from naming.ts), one line per `append_history`
+ * request: `{"m":[{"role","content"},…]}`. A request's messages are therefore
+ * stored together or not at all.
+ *
+ * Appends never read or rewrite the file (O(1) in the history length); concurrent
+ * appends to one channel are group-committed in arrival order (queue.ts) and
+ * acknowledged after fdatasync. `get_history` with a limit reads the file backwards
+ * from the end until it has enough messages. `clear_history` unlinks the file and
+ * fsyncs the directory: atomic, so a crash leaves the whole history or none.
+ *
+ * Open files are bounded: at most {@link MAX_OPEN_CHANNELS} idle channels keep their
+ * handle; the least recently used are closed.
+ */
+import { open, rm, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { ZinoError, castToError, type ChatMessage, type Logger } from '../../runtime/index.js';
+import { fsyncDir, isNotFound, writeAll } from './files.js';
+import { linesBackward, linesForward, parseLine, repairTail, type ReadStats } from './lines.js';
+import { channelFileName } from './naming.js';
+import { OpQueue } from './queue.js';
+
+/** Channels whose file handle stays open while idle. */
+export const MAX_OPEN_CHANNELS = 64;
+
+/** The messages of one history line, or `undefined` when it is not a valid record. */
+export function historyRecord(text: Buffer): ChatMessage[] | undefined {
+  const record = parseLine(text);
+  const m = record?.m;
+  if (!Array.isArray(m)) return undefined;
+  for (const item of m) {
+    if (item === null || typeof item !== 'object') return undefined;
+    const { role, content } = item as Record<string, unknown>;
+    if (typeof role !== 'string' || typeof content !== 'string') return undefined;
+  }
+  return (m as ChatMessage[]).map(({ role, content }) => ({ role, content }));
+}
+
+/** Serialises one history line. */
+export function historyLine(messages: readonly ChatMessage[], extra: Record<string, unknown> = {}): string {
+  return `${JSON.stringify({ ...extra, m: messages.map(({ role, content }) => ({ role, content })) })}\n`;
+}
+
+/** What {@link HistoryStore.get} returns. */
+export interface HistoryRead {
+  messages: ChatMessage[];
+  /** Bytes read from disk to answer. */
+  bytesRead: number;
+}
+
+class Channel {
+  handle: FileHandle | undefined;
+  size = 0;
+  /** Appends, reads and clears of this channel, in arrival order. */
+  readonly queue: OpQueue<ChatMessage[], void> = new OpQueue((items) => this.commit(items));
+  constructor(
+    readonly file: string,
+    readonly log: Logger,
+  ) {}
+
+  /** Opens the file (creating it when `create`), dropping a torn tail first. False when it does not exist. */
+  async ensureOpen(create: boolean): Promise<boolean> {
+    if (this.handle) return true;
+    let handle: FileHandle;
+    try {
+      handle = await open(this.file, create ? 'a+' : 'r+', 0o600);
+    } catch (err) {
+      if (!create && isNotFound(err)) return false;
+      throw err;
+    }
+    try {
+      const { size } = await handle.stat();
+      this.size = await repairTail(handle, size, this.log, this.file, (l) => historyRecord(l) !== undefined);
+      if (create && size === 0) await fsyncDir(path.dirname(this.file));
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      throw err;
+    }
+    this.handle = handle;
+    return true;
+  }
+
+  async commit(batches: ChatMessage[][]): Promise<void[]> {
+    const data = Buffer.from(batches.map((m) => historyLine(m)).join(''), 'utf8');
+    await this.ensureOpen(true);
+    const handle = this.handle as FileHandle;
+    try {
+      await writeAll(handle, data);
+      await handle.datasync();
+    } catch (err) {
+      // Cut back whatever part of the batch reached the file; none of it is acknowledged.
+      this.log.error({ err: castToError(err), file: this.file }, 'history write failed');
+      await handle.truncate(this.size).catch(() => undefined);
+      await this.closeHandle();
+      throw new ZinoError('INTERNAL', 'could not store the history (see the mem log)', { cause: err });
+    }
+    this.size += data.length;
+    return batches.map(() => undefined);
+  }
+
+  async read(limit: number, stats: ReadStats): Promise<ChatMessage[]> {
+    if (!(await this.ensureOpen(false))) return [];
+    const handle = this.handle as FileHandle;
+    const onCorrupt = (start: number): void => this.log.error({ file: this.file, offset: start }, 'corrupt history line skipped');
+    if (limit > 0) {
+      const batches: ChatMessage[][] = [];
+      let count = 0;
+      for await (const line of linesBackward(handle, this.size, stats)) {
+        if (line.text.length === 0) continue;
+        const messages = historyRecord(line.text);
+        if (!messages) {
+          onCorrupt(line.start);
+          continue;
+        }
+        batches.push(messages);
+        count += messages.length;
+        if (count >= limit) break;
+      }
+      return batches.reverse().flat().slice(-limit);
+    }
+    const out: ChatMessage[] = [];
+    stats.bytesRead += this.size;
+    for await (const line of linesForward(handle, 0, this.size)) {
+      if (line.text.length === 0) continue;
+      const messages = historyRecord(line.text);
+      if (messages) out.push(...messages);
+      else onCorrupt(line.start);
+    }
+    return out;
+  }
+
+  async clear(): Promise<void> {
+    await this.closeHandle();
+    await rm(this.file, { force: true });
+    await fsyncDir(path.dirname(this.file));
+    this.size = 0;
+  }
+
+  async closeHandle(): Promise<void> {
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close().catch(() => undefined);
+  }
+}
+
+/** All channels' histories under one directory. */
+export class HistoryStore {
+  /** Channels by id, least recently used first. */
+  private readonly channels = new Map<string, Channel>();
+
+  constructor(
+    private readonly dir: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** Appends `messages` as one record; resolves once it is on disk. */
+  async append(channelId: string, messages: ChatMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    await this.channel(channelId).queue.append(messages);
+  }
+
+  /** The last `limit` messages (all when 0), oldest first. */
+  async get(channelId: string, limit: number): Promise<HistoryRead> {
+    const stats: ReadStats = { bytesRead: 0 };
+    const channel = this.channel(channelId);
+    const messages = await channel.queue.exclusive(() => channel.read(limit, stats));
+    return { messages, bytesRead: stats.bytesRead };
+  }
+
+  /** Deletes the channel's history. */
+  async clear(channelId: string): Promise<void> {
+    const channel = this.channel(channelId);
+    await channel.queue.exclusive(() => channel.clear());
+  }
+
+  /** Waits for queued operations and closes every file. */
+  async close(): Promise<void> {
+    const all = [...this.channels.values()];
+    this.channels.clear();
+    await Promise.all(all.map(async (c) => {
+      await c.queue.drained();
+      await c.closeHandle();
+    }));
+  }
+
+  private channel(id: string): Channel {
+    let channel = this.channels.get(id);
+    if (channel) {
+      this.channels.delete(id);
+    } else {
+      channel = new Channel(path.join(this.dir, channelFileName(id)), this.log);
+    }
+    this.channels.set(id, channel);
+    if (this.channels.size > MAX_OPEN_CHANNELS) this.evict(id);
+    return channel;
+  }
+
+  /**
+   * Forgets idle channels, oldest first, until the bound holds. Busy ones are
+   * skipped, and so is `keep` (about to be used): two live objects for one file
+   * would break the one-queue-per-file ordering.
+   */
+  private evict(keep: string): void {
+    for (const [id, channel] of this.channels) {
+      if (this.channels.size <= MAX_OPEN_CHANNELS) break;
+      if (id === keep || !channel.queue.idle) continue;
+      this.channels.delete(id);
+      void channel.closeHandle();
+    }
+  }
+}

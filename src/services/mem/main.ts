@@ -1,0 +1,61 @@
+/**
+ * zino-mem: chat histories, hard memories with TF-IDF search, and the soft memory
+ * string, persisted under `[mem] data_dir` (layout in docs/storage.md).
+ *
+ * Start-up: create the directories, remove temporary files a crash left behind,
+ * import a contract-layout data directory (legacy.ts), open the stores (which drops
+ * torn tails and builds the search index). Shutdown waits for queued writes.
+ */
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger, ResolvedConfig, ServiceDefinition, ServiceInstance } from '../../runtime/index.js';
+import { TMP_SUFFIX, fsyncDir } from './files.js';
+import { HARD_FILE, HardStore } from './hard.js';
+import { memHandlers } from './handlers.js';
+import { HistoryStore } from './history.js';
+import { importLegacy } from './legacy.js';
+import { SOFT_FILE, SoftMemory } from './soft.js';
+
+/** Directory of the history files inside `data_dir`. */
+export const HISTORY_DIR = 'history';
+
+/** Removes `*.tmp` files: replacements that a crash interrupted before their rename. */
+async function removeTemporaries(dir: string, log: Logger): Promise<void> {
+  for (const name of await readdir(dir)) {
+    if (!name.endsWith(TMP_SUFFIX)) continue;
+    await rm(path.join(dir, name), { force: true });
+    log.warn({ file: path.join(dir, name) }, 'unfinished temporary file removed');
+  }
+}
+
+/** Opens every store under `dataDir`; exported for tests and benchmarks. */
+export async function openStores(dataDir: string, log: Logger): Promise<{ history: HistoryStore; hard: HardStore; soft: SoftMemory }> {
+  const historyDir = path.join(dataDir, HISTORY_DIR);
+  await mkdir(historyDir, { recursive: true, mode: 0o700 });
+  await fsyncDir(dataDir);
+  await removeTemporaries(dataDir, log);
+  await removeTemporaries(historyDir, log);
+  const hardFile = path.join(dataDir, HARD_FILE);
+  await importLegacy(dataDir, historyDir, hardFile, log);
+  const { store: hard, stats } = await HardStore.open(hardFile, log);
+  log.info({ entries: stats.entries, terms: stats.terms, bytes: stats.bytes, buildMs: stats.ms }, 'hard memory index built');
+  const soft = await SoftMemory.open(path.join(dataDir, SOFT_FILE));
+  return { history: new HistoryStore(historyDir, log), hard, soft };
+}
+
+const definition: ServiceDefinition = {
+  name: 'mem',
+  async create(config: Readonly<ResolvedConfig>, log: Logger): Promise<ServiceInstance> {
+    const dataDir = config.mem.data_dir;
+    const stores = await openStores(dataDir, log);
+    log.info({ dataDir }, 'memory opened');
+    return {
+      handlers: memHandlers(stores),
+      async close() {
+        await Promise.all([stores.history.close(), stores.hard.close(), stores.soft.close()]);
+      },
+    };
+  },
+};
+
+export default definition;
