@@ -13,7 +13,7 @@
  * Open files are bounded: at most {@link MAX_OPEN_CHANNELS} idle channels keep their
  * handle; the least recently used are closed.
  */
-import { open, rm, type FileHandle } from 'node:fs/promises';
+import { open, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { ZinoError, castToError, type ChatMessage, type Logger } from '../../runtime/index.js';
 import { fsyncDir, isNotFound, writeAll } from './files.js';
@@ -62,13 +62,16 @@ class Channel {
   /** Opens the file (creating it when `create`), dropping a torn tail first. False when it does not exist. */
   async ensureOpen(create: boolean): Promise<boolean> {
     if (this.handle) return true;
-    let handle: FileHandle;
-    try {
-      handle = await open(this.file, create ? 'a+' : 'r+', 0o600);
-    } catch (err) {
-      if (!create && isNotFound(err)) return false;
-      throw err;
+    if (!create) {
+      try {
+        await stat(this.file);
+      } catch (err) {
+        if (isNotFound(err)) return false;
+        throw err;
+      }
     }
+    // Always O_APPEND: every write lands at the end whatever the handle's position.
+    const handle = await open(this.file, 'a+', 0o600);
     try {
       const { size } = await handle.stat();
       this.size = await repairTail(handle, size, this.log, this.file, (l) => historyRecord(l) !== undefined);
