@@ -78,8 +78,14 @@ export async function runService(options: RunServiceOptions): Promise<ZinoServer
   return server;
 }
 
+/** Where a service's configuration came from. */
+export interface ServiceContext {
+  /** The config file read, or `null` when running on built-in defaults. */
+  configFile: string | null;
+}
+
 /** A service module's default export: its name and how to build its handlers from the config. */
 export interface ServiceDefinition {
   name: import('./config/schema.js').ServiceName;
-  create(config: Readonly<ResolvedConfig>, log: Logger): Promise<ServiceInstance> | ServiceInstance;
+  create(config: Readonly<ResolvedConfig>, log: Logger, context: ServiceContext): Promise<ServiceInstance> | ServiceInstance;
 }

@@ -45,7 +45,7 @@ export async function serveCommand(name: string, options: ConfigOptions): Promis
 
   try {
     const definition = await loadServiceDefinition(service);
-    const instance = await definition.create(config, log);
+    const instance = await definition.create(config, log, { configFile: loaded.file });
     await runService({ socketPath: config[service].socket, config, log, instance });
   } catch (err) {
     const code = err instanceof ZinoError ? err.code : 'INTERNAL';

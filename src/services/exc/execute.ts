@@ -1,0 +1,126 @@
+/**
+ * `execute` and `validate`: write the code into a fresh working directory,
+ * run static analysis (a warning only), run the code (sandboxed when possible),
+ * remove the directory.
+ */
+import { randomUUID } from 'node:crypto';
+import { userInfo } from 'node:os';
+import type { ExecuteResult, ValidationReply } from '../../protocol/exc.js';
+import type { ResolvedConfig } from '../../runtime/index.js';
+import { codeFileName, type Executor } from './executors.js';
+import { MARKER_VARIABLE } from './kill.js';
+import { runProgram } from './run.js';
+import { sandboxArgv, type SandboxState } from './sandbox.js';
+import { createWorkdir, removeWorkdir } from './workdir.js';
+
+/** Bound on static analysis, in milliseconds. */
+const VALIDATION_TIMEOUT_MS = 10_000;
+/** Bound on static analysis output, in bytes. */
+const VALIDATION_OUTPUT_BYTES = 64 * 1024;
+
+/** What every run needs. */
+export interface ExecuteDeps {
+  config: Readonly<ResolvedConfig>;
+  sandbox: SandboxState;
+  hidden: { dirs: string[]; files: string[] };
+}
+
+/** Runs `code` with `executor`. */
+export async function execute(deps: ExecuteDeps, executor: Executor, code: string, signal: AbortSignal): Promise<ExecuteResult> {
+  const started = performance.now();
+  const fileName = codeFileName(executor);
+  const workdir = await createWorkdir(fileName, code);
+  try {
+    const validation = executor.validator ? await analyse(executor.validator, fileName, workdir, signal) : undefined;
+    const marker = randomUUID();
+    const argv = [...executor.tool.command, fileName];
+    const sandboxed = deps.sandbox.active && deps.sandbox.bwrap !== undefined;
+    const result = await runProgram({
+      argv: sandboxed ? sandboxArgv(deps.sandbox.bwrap as string, workdir, argv, deps.hidden) : argv,
+      cwd: workdir,
+      env: programEnv(workdir, marker),
+      timeoutMs: deps.config.exc.timeout * 1000,
+      maxOutputBytes: deps.config.exc.max_output_bytes,
+      signal,
+      marker,
+    });
+    const limit = deps.config.exc.max_output_bytes;
+    let { stdout, stderr } = result;
+    if (result.truncated) {
+      const note = `[zino-exc: output truncated at ${limit} bytes; the program was stopped]`;
+      if (stdout.length >= stderr.length) stdout = appendLine(stdout, note);
+      else stderr = appendLine(stderr, note);
+    }
+    if (result.timedOut) stderr = appendLine(stderr, `[zino-exc: timed out after ${deps.config.exc.timeout} s; the program was stopped]`);
+    const reply: ExecuteResult = { type: 'result', exit_code: result.exitCode, stdout, stderr };
+    if (result.timedOut) reply.timed_out = true;
+    if (result.truncated) reply.truncated = true;
+    if (validation && !validation.ok) reply.validation = { ok: false, errors: validation.errors };
+    reply.duration_ms = Math.round(performance.now() - started);
+    reply.sandboxed = sandboxed;
+    return reply;
+  } finally {
+    await removeWorkdir(workdir);
+  }
+}
+
+/** Appends `line` on a line of its own. */
+function appendLine(text: string, line: string): string {
+  return text === '' || text.endsWith('\n') ? `${text}${line}` : `${text}\n${line}`;
+}
+
+/** Runs only static analysis. */
+export async function validate(executor: Executor, code: string, signal: AbortSignal): Promise<ValidationReply> {
+  if (!executor.validator) return { type: 'validation', ok: true, errors: '' };
+  const fileName = codeFileName(executor);
+  const workdir = await createWorkdir(fileName, code);
+  try {
+    const { ok, errors } = await analyse(executor.validator, fileName, workdir, signal);
+    return { type: 'validation', ok, errors };
+  } finally {
+    await removeWorkdir(workdir);
+  }
+}
+
+async function analyse(validator: string[], fileName: string, workdir: string, signal: AbortSignal): Promise<{ ok: boolean; errors: string }> {
+  const marker = randomUUID();
+  const result = await runProgram({
+    argv: [...validator, fileName],
+    cwd: workdir,
+    env: programEnv(workdir, marker),
+    timeoutMs: VALIDATION_TIMEOUT_MS,
+    maxOutputBytes: VALIDATION_OUTPUT_BYTES,
+    signal,
+    marker,
+  });
+  const errors = [result.stdout, result.stderr].map((s) => s.trim()).filter(Boolean).join('\n');
+  if (result.timedOut) return { ok: false, errors: `static analysis timed out after ${VALIDATION_TIMEOUT_MS / 1000} s` };
+  return { ok: result.exitCode === 0, errors };
+}
+
+/**
+ * The program's environment: nothing of exc's own (no API key, no config paths),
+ * just what programs need, plus the run's marker.
+ */
+function programEnv(workdir: string, marker: string): Record<string, string> {
+  const user = safeUserName();
+  return {
+    PATH: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    HOME: workdir,
+    TMPDIR: workdir,
+    LANG: process.env.LANG ?? 'C.UTF-8',
+    TERM: 'dumb',
+    PYTHONUNBUFFERED: '1',
+    PYTHONDONTWRITEBYTECODE: '1',
+    ...(user ? { USER: user, LOGNAME: user } : {}),
+    [MARKER_VARIABLE]: marker,
+  };
+}
+
+function safeUserName(): string | undefined {
+  try {
+    return userInfo().username;
+  } catch {
+    return undefined;
+  }
+}

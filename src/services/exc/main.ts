@@ -1,0 +1,65 @@
+/**
+ * zino-exc: runs model-written code. Messages: `execute`, `validate`,
+ * `capabilities`. Executors come from `[tools] dir`; runs are bounded in time
+ * (`[exc] timeout`) and output (`[exc] max_output_bytes`), happen in a fresh private
+ * working directory, and are sandboxed by bubblewrap per `[exc] sandbox`.
+ */
+import { ZinoError, loadCatalog, requireString, type Frame, type ServiceDefinition } from '../../runtime/index.js';
+import type { ExcCapabilities, ExecuteResult } from '../../protocol/exc.js';
+import { execute, validate } from './execute.js';
+import { buildExecutors, describeExecutor, type Executor } from './executors.js';
+import { detectSandbox, hiddenPaths } from './sandbox.js';
+
+const exc: ServiceDefinition = {
+  name: 'exc',
+  async create(config, log, context) {
+    const catalog = await loadCatalog({ tools: config.tools.dir, skills: config.skills.dir }, log);
+    const executors = buildExecutors(catalog.tools);
+    const sandbox = detectSandbox(config.exc.sandbox);
+    const hidden = hiddenPaths(config, context.configFile);
+    const deps = { config, sandbox, hidden };
+    if (sandbox.refusal) log.error({ reason: sandbox.refusal }, 'sandbox required but unusable; execute will be refused');
+    else log.info({ sandbox: sandbox.active ? 'bwrap' : 'none', reason: sandbox.reason, hidden }, 'sandbox decided');
+    log.info({ executors: [...executors.values()].map((e) => ({ name: e.name, validator: e.validator?.[0] ?? null })) }, 'executors loaded');
+
+    const names = (): string => [...executors.keys()].join(', ') || 'none';
+    const find = (name: string): Executor | undefined => executors.get(name);
+
+    return {
+      handlers: {
+        capabilities: (): Frame => {
+          const reply: ExcCapabilities = {
+            type: 'capabilities',
+            executors: Object.fromEntries([...executors.values()].map((e) => [e.name, describeExecutor(e)])),
+            timeout: config.exc.timeout,
+            sandbox: { mode: sandbox.mode, active: sandbox.active, reason: sandbox.refusal ?? sandbox.reason },
+            max_output_bytes: config.exc.max_output_bytes,
+          };
+          return reply as unknown as Frame;
+        },
+        execute: async (request, ctx): Promise<Frame> => {
+          const name = requireString(request, 'executor');
+          const code = requireString(request, 'code');
+          const executor = find(name);
+          if (!executor) {
+            const reply: ExecuteResult = { type: 'result', exit_code: 127, stdout: '', stderr: `zino-exc: unknown executor "${name.slice(0, 64)}" (available: ${names()})` };
+            return reply as unknown as Frame;
+          }
+          if (sandbox.refusal) throw new ZinoError('NOT_CONFIGURED', sandbox.refusal);
+          const result = await execute(deps, executor, code, ctx.signal);
+          ctx.log.info({ executor: name, exit_code: result.exit_code, timed_out: result.timed_out ?? false, truncated: result.truncated ?? false, durationMs: result.duration_ms, sandboxed: result.sandboxed }, 'code executed');
+          return result as unknown as Frame;
+        },
+        validate: async (request, ctx): Promise<Frame> => {
+          const name = requireString(request, 'executor');
+          const code = requireString(request, 'code');
+          const executor = find(name);
+          if (!executor) return { type: 'validation', ok: false, errors: `unknown executor "${name.slice(0, 64)}" (available: ${names()})` };
+          return (await validate(executor, code, ctx.signal)) as unknown as Frame;
+        },
+      },
+    };
+  },
+};
+
+export default exc;

@@ -1,0 +1,114 @@
+/**
+ * Running one program with a time limit, bounded output and cancellation.
+ *
+ * The program leads its own process group. On timeout, output overflow or
+ * cancellation the group gets SIGTERM, then SIGKILL after a grace period. When the
+ * program exits, whatever it left running in the background is killed too, so a
+ * `sleep 1000 &` holding the pipes open cannot keep the run (or anything) alive.
+ */
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
+import { BoundedCapture } from './capture.js';
+import { killMarked, signalGroup } from './kill.js';
+
+/** How to run a program. */
+export interface RunOptions {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  signal: AbortSignal;
+  /** Value of the marker variable in `env`, for the final sweep. */
+  marker: string;
+  /** Time between SIGTERM and SIGKILL. @default 2000 */
+  killGraceMs?: number;
+}
+
+/** What happened. */
+export interface RunResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  truncated: boolean;
+  cancelled: boolean;
+  /** Processes killed after the program exited (background leftovers). */
+  leftovers: number;
+}
+
+type StopReason = 'timeout' | 'output' | 'cancelled';
+
+/** Runs `options.argv` and resolves when it and everything it started are gone. */
+export function runProgram(options: RunOptions): Promise<RunResult> {
+  const [command, ...args] = options.argv;
+  if (command === undefined) throw new Error('empty command');
+  const stdout = new BoundedCapture(options.maxOutputBytes);
+  const stderr = new BoundedCapture(options.maxOutputBytes);
+  const grace = options.killGraceMs ?? 2000;
+
+  return new Promise((resolve) => {
+    let stopped: StopReason | undefined;
+    let killTimer: NodeJS.Timeout | undefined;
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const pid = child.pid;
+
+    const stop = (reason: StopReason): void => {
+      if (stopped || pid === undefined) return;
+      stopped = reason;
+      signalGroup(pid, 'SIGTERM');
+      killTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), grace);
+    };
+    const timer = setTimeout(() => stop('timeout'), options.timeoutMs);
+    const onAbort = (): void => stop('cancelled');
+    options.signal.addEventListener('abort', onAbort, { once: true });
+    if (options.signal.aborted) onAbort();
+
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (!stdout.push(chunk)) stop('output');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (!stderr.push(chunk)) stop('output');
+    });
+
+    let finishing = false;
+    const finish = async (exitCode: number, spawnError?: string): Promise<void> => {
+      if (finishing) return;
+      finishing = true;
+      clearTimeout(timer);
+      clearTimeout(killTimer);
+      options.signal.removeEventListener('abort', onAbort);
+      // Background leftovers die with the run; then the pipes close and we can read to the end.
+      if (pid !== undefined) signalGroup(pid, 'SIGKILL');
+      const leftovers = await killMarked(options.marker);
+      await Promise.race([drained(child.stdout), new Promise((r) => setTimeout(r, 1000))]);
+      await Promise.race([drained(child.stderr), new Promise((r) => setTimeout(r, 1000))]);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      resolve({
+        exitCode: stopped === 'timeout' ? 124 : exitCode,
+        stdout: stdout.text(),
+        stderr: spawnError ?? stderr.text(),
+        timedOut: stopped === 'timeout',
+        truncated: stdout.overflowed || stderr.overflowed,
+        cancelled: stopped === 'cancelled',
+        leftovers,
+      });
+    };
+
+    child.once('error', (err: NodeJS.ErrnoException) => {
+      void finish(err.code === 'ENOENT' ? 127 : 126, `cannot run ${command}: ${err.code ?? err.message}`);
+    });
+    child.once('exit', (code, signal) => {
+      void finish(code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0));
+    });
+  });
+}
+
+function drained(stream: NodeJS.ReadableStream & { readableEnded?: boolean; destroyed?: boolean }): Promise<void> {
+  if (stream.readableEnded || stream.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    stream.once('end', () => resolve());
+    stream.once('close', () => resolve());
+  });
+}

@@ -1,0 +1,77 @@
+/**
+ * The bubblewrap sandbox: no network, read-only root, private /tmp and working
+ * directory, its own PID namespace (when the program exits, everything it started
+ * dies with it), killed when exc dies. ZINO's own sockets, memory and config are
+ * hidden from the code.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { ResolvedConfig, SandboxMode } from '../../runtime/index.js';
+import { which } from './which.js';
+
+/** Whether runs are sandboxed, and why (not). */
+export interface SandboxState {
+  mode: SandboxMode;
+  /** bwrap is used for every run. */
+  active: boolean;
+  /** Absolute path of bwrap when active. */
+  bwrap?: string;
+  /** Human-readable explanation for capabilities and the log. */
+  reason: string;
+  /** Set when `mode = "bwrap"` but it cannot be used: every execute is refused with this. */
+  refusal?: string;
+}
+
+/** Decides how to run code under `mode`, probing bubblewrap once. */
+export function detectSandbox(mode: SandboxMode): SandboxState {
+  if (mode === 'none') return { mode, active: false, reason: 'sandbox disabled by [exc] sandbox = "none"' };
+  const bwrap = which('bwrap');
+  const problem = bwrap ? probe(bwrap) : 'bubblewrap (bwrap) is not installed';
+  if (bwrap && problem === undefined) return { mode, active: true, bwrap, reason: `bubblewrap at ${bwrap}` };
+  if (mode === 'bwrap') return { mode, active: false, reason: problem ?? 'unusable', refusal: `[exc] sandbox = "bwrap" but ${problem}` };
+  return { mode, active: false, reason: `running without a sandbox: ${problem}` };
+}
+
+/** Runs a trivial sandboxed command; returns why it failed, or `undefined` when it works. */
+function probe(bwrap: string): string | undefined {
+  const result = spawnSync(bwrap, [...baseArgs(), '--', 'true'], { timeout: 10_000, encoding: 'utf8' });
+  if (result.status === 0) return undefined;
+  const detail = (result.stderr || result.error?.message || `exit ${String(result.status)}`).trim().split('\n')[0];
+  return `bubblewrap cannot create a sandbox here (${detail})`;
+}
+
+function baseArgs(): string[] {
+  return ['--die-with-parent', '--new-session', '--unshare-all', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+}
+
+/** Paths the sandboxed code must not see: ZINO's sockets, memory and config file. */
+export function hiddenPaths(config: Readonly<ResolvedConfig>, configFile: string | null): { dirs: string[]; files: string[] } {
+  const dirs = new Set<string>([config.mem.data_dir]);
+  for (const name of ['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx'] as const) dirs.add(path.dirname(config[name].socket));
+  const existingDirs = [...dirs].filter((d) => isDirectory(d) && !isUnder(d, '/tmp'));
+  const files = configFile && existsSync(configFile) && !isUnder(configFile, '/tmp') ? [configFile] : [];
+  return { dirs: existingDirs, files };
+}
+
+/** The bwrap command line that runs `argv` with `workdir` as its private working directory. */
+export function sandboxArgv(bwrap: string, workdir: string, argv: string[], hidden: { dirs: string[]; files: string[] }): string[] {
+  const args = [bwrap, ...baseArgs()];
+  for (const dir of hidden.dirs) args.push('--tmpfs', dir);
+  for (const file of hidden.files) args.push('--ro-bind', '/dev/null', file);
+  args.push('--bind', workdir, workdir, '--chdir', workdir, '--', ...argv);
+  return args;
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function isUnder(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
