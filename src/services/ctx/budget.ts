@@ -1,0 +1,72 @@
+/**
+ * The token budget of a context (`[ctx] max_context_tokens`, 0 = off). Estimated
+ * tokens = ceil(characters / 4) over the content of every returned message
+ * (characters as UTF-16 code units, JavaScript's `length`). Over budget, drop the
+ * oldest history message first, then the lowest-scored hard memory (a whole entry;
+ * among equal scores the later one), until it fits. Skill examples always stay,
+ * even when they alone exceed the budget.
+ */
+import type { ChatMessage } from '../../runtime/index.js';
+
+/** A hard memory as ctx uses it. */
+export interface ScoredMemory {
+  messages: ChatMessage[];
+  score: number;
+}
+
+/** The three parts of a context, in the order they are returned. */
+export interface ContextParts {
+  examples: ChatMessage[];
+  /** Best first. */
+  hard: ScoredMemory[];
+  /** Oldest first. */
+  history: ChatMessage[];
+}
+
+/** What the budget removed. */
+export interface Trimmed {
+  parts: ContextParts;
+  droppedHistory: number;
+  droppedHard: number;
+  /** Estimated tokens of what is left. */
+  tokens: number;
+}
+
+function chars(messages: readonly ChatMessage[]): number {
+  let n = 0;
+  for (const m of messages) n += m.content.length;
+  return n;
+}
+
+/** Estimated tokens of `characters`. */
+export function estimateTokens(characters: number): number {
+  return Math.ceil(characters / 4);
+}
+
+/** Applies the budget; `maxTokens` 0 returns `parts` unchanged. */
+export function fitBudget(parts: ContextParts, maxTokens: number): Trimmed {
+  let total = chars(parts.examples) + parts.hard.reduce((n, h) => n + chars(h.messages), 0) + chars(parts.history);
+  if (maxTokens <= 0 || estimateTokens(total) <= maxTokens) return { parts, droppedHistory: 0, droppedHard: 0, tokens: estimateTokens(total) };
+  let from = 0;
+  while (from < parts.history.length && estimateTokens(total) > maxTokens) total -= (parts.history[from++] as ChatMessage).content.length;
+  const hard = [...parts.hard];
+  let droppedHard = 0;
+  while (hard.length > 0 && estimateTokens(total) > maxTokens) {
+    let worst = 0;
+    for (let i = 1; i < hard.length; i++) if ((hard[i] as ScoredMemory).score <= (hard[worst] as ScoredMemory).score) worst = i;
+    total -= chars((hard[worst] as ScoredMemory).messages);
+    hard.splice(worst, 1);
+    droppedHard++;
+  }
+  return {
+    parts: { examples: parts.examples, hard, history: parts.history.slice(from) },
+    droppedHistory: from,
+    droppedHard,
+    tokens: estimateTokens(total),
+  };
+}
+
+/** The context messages: examples, then hard memories' messages, then history. */
+export function flatten(parts: ContextParts): ChatMessage[] {
+  return [...parts.examples, ...parts.hard.flatMap((h) => h.messages), ...parts.history];
+}

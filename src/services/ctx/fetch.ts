@@ -1,0 +1,67 @@
+/**
+ * ctx's two calls to mem: `search_hard` for the user message and `get_history`
+ * for the channel. Each is bounded by `[daemon] dependency_timeout_ms` (the bound
+ * the daemon puts on its own calls to ctx and mem) and cancelled with the caller's
+ * request. A failure of any kind (mem down, an error frame, a timeout, a malformed
+ * reply) is logged at warn with its reason and yields `undefined`: the context is
+ * then built without that part, never an error.
+ */
+import { ZinoError, castToError, isAbortError, request, type ChatMessage, type Frame, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
+import type { ScoredMemory } from './budget.js';
+
+/** Messages that look like `{role, content}` with strings; anything else is dropped. */
+function messagesOf(value: unknown): ChatMessage[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const out: ChatMessage[] = [];
+  for (const m of value) {
+    const { role, content } = (m ?? {}) as Record<string, unknown>;
+    if (typeof role === 'string' && typeof content === 'string') out.push({ role, content });
+  }
+  return out;
+}
+
+async function callMem(config: Readonly<ResolvedConfig>, frame: Frame, ctx: HandlerContext): Promise<Frame> {
+  return request(config.mem.socket, { ...frame, request_id: ctx.requestId }, {
+    connectTimeoutMs: config.limits.connect_timeout_ms,
+    timeoutMs: config.daemon.dependency_timeout_ms,
+    maxFrameBytes: config.limits.max_frame_bytes,
+    signal: ctx.signal,
+    name: 'mem',
+  });
+}
+
+function warn(ctx: HandlerContext, part: string, err: unknown): undefined {
+  if (isAbortError(err) && ctx.signal.aborted) return undefined;
+  const code = err instanceof ZinoError ? err.code : 'INTERNAL';
+  ctx.log.warn({ part, code, reason: castToError(err).message }, 'context part left out: mem failed');
+  return undefined;
+}
+
+/** The hard memories for `query`, best first; `undefined` when mem could not supply them. */
+export async function fetchHardMemories(config: Readonly<ResolvedConfig>, query: string, topK: number, ctx: HandlerContext): Promise<ScoredMemory[] | undefined> {
+  try {
+    const reply = await callMem(config, { type: 'search_hard', query, top_k: topK }, ctx);
+    if (reply.type !== 'hard_memories' || !Array.isArray(reply.results)) throw new ZinoError('UPSTREAM_ERROR', `unexpected reply of type ${String(reply.type)}`);
+    const out: ScoredMemory[] = [];
+    for (const r of reply.results as unknown[]) {
+      const { messages, score } = (r ?? {}) as Record<string, unknown>;
+      const list = messagesOf(messages);
+      if (list) out.push({ messages: list, score: typeof score === 'number' ? score : 0 });
+    }
+    return out;
+  } catch (err) {
+    return warn(ctx, 'hard_memories', err);
+  }
+}
+
+/** The channel's last `limit` messages (all when 0); `undefined` when mem could not supply them. */
+export async function fetchHistory(config: Readonly<ResolvedConfig>, channelId: string, limit: number, ctx: HandlerContext): Promise<ChatMessage[] | undefined> {
+  try {
+    const reply = await callMem(config, { type: 'get_history', channel_id: channelId, limit }, ctx);
+    const messages = reply.type === 'history' ? messagesOf(reply.messages) : undefined;
+    if (!messages) throw new ZinoError('UPSTREAM_ERROR', `unexpected reply of type ${String(reply.type)}`);
+    return messages;
+  } catch (err) {
+    return warn(ctx, 'history', err);
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * zino-ctx: assembles the context messages that go between the system prompt and
+ * the user message: skill examples (loaded at start, reloaded on SIGHUP), then the
+ * hard memories mem finds for the user message, then the channel's recent history.
+ * mem is asked for both at once; a part mem cannot supply is left out (fetch.ts).
+ * `[ctx] max_context_tokens` trims the result (budget.ts).
+ */
+import {
+  fabricatorExamples, loadCatalog, optionalString, requireString,
+  type ChatMessage, type Frame, type HandlerContext, type Logger, type ResolvedConfig, type ServiceDefinition, type ServiceInstance,
+} from '../../runtime/index.js';
+import { fitBudget, flatten } from './budget.js';
+import { fetchHardMemories, fetchHistory } from './fetch.js';
+
+/** The user/assistant example pairs of every skill's fabricator, in skill-file order. */
+export async function loadExamples(config: Readonly<ResolvedConfig>, log: Logger): Promise<ChatMessage[]> {
+  const catalog = await loadCatalog({ tools: config.tools.dir, skills: config.skills.dir }, log);
+  return catalog.skills.flatMap((skill) => fabricatorExamples(skill));
+}
+
+/** Builds the `build` handler over the current examples. */
+export function buildHandler(config: Readonly<ResolvedConfig>, examples: () => ChatMessage[]) {
+  return async (request: Frame, ctx: HandlerContext): Promise<Frame> => {
+    const userMessage = requireString(request, 'user_message');
+    const channelId = optionalString(request, 'channel_id');
+    const { hard_memory_top_k: topK, history_limit: historyLimit, max_context_tokens: maxTokens } = config.ctx;
+    const [hard, history] = await Promise.all([
+      topK > 0 && userMessage.trim() !== '' ? fetchHardMemories(config, userMessage, topK, ctx) : Promise.resolve([]),
+      channelId !== undefined && channelId !== '' ? fetchHistory(config, channelId, historyLimit, ctx) : Promise.resolve([]),
+    ]);
+    const trimmed = fitBudget({ examples: examples(), hard: hard ?? [], history: history ?? [] }, maxTokens);
+    const messages = flatten(trimmed.parts);
+    ctx.log.info(
+      {
+        examples: trimmed.parts.examples.length,
+        hardMemories: trimmed.parts.hard.length,
+        history: trimmed.parts.history.length,
+        droppedHistory: trimmed.droppedHistory,
+        droppedHardMemories: trimmed.droppedHard,
+        tokens: trimmed.tokens,
+        missing: [...(hard ? [] : ['hard_memories']), ...(history ? [] : ['history'])],
+      },
+      'context built',
+    );
+    return { type: 'context', messages };
+  };
+}
+
+const definition: ServiceDefinition = {
+  name: 'ctx',
+  async create(config: Readonly<ResolvedConfig>, log: Logger): Promise<ServiceInstance> {
+    let examples = await loadExamples(config, log);
+    log.info({ examples: examples.length }, 'skill examples loaded');
+    return {
+      handlers: { build: buildHandler(config, () => examples) },
+      async reload() {
+        examples = await loadExamples(config, log);
+        log.info({ examples: examples.length }, 'skill examples loaded');
+      },
+    };
+  },
+};
+
+export default definition;
