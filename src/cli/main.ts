@@ -5,6 +5,7 @@
 import { Command } from 'commander';
 import { SERVICE_NAMES } from '../runtime/index.js';
 import { VERSION } from '../version.js';
+import { mockLlmCommand } from './commands/mock-llm.js';
 import { serveCommand } from './commands/serve.js';
 
 /**
@@ -27,5 +28,12 @@ program
   .option('-c, --config <file>', 'config file (default: $ZINO_CONFIG, else ./ZINO.toml)')
   .option('--dir <dir>', 'put sockets under DIR/run and data under DIR/data (default: $ZINO_DIR)')
   .action((service: string, options: { config?: string; dir?: string }) => serveCommand(service, options));
+
+program
+  .command('mock-llm')
+  .description('run a mock OpenAI-compatible LLM server on 127.0.0.1 (for tests and trials)')
+  .option('-p, --port <port>', 'TCP port (0 picks a free one)', '0')
+  .option('--script <file>', 'JSON script of replies (see docs/testing.md)')
+  .action((options: { port: string; script?: string }) => mockLlmCommand(options));
 
 await program.parseAsync(normaliseArgv(process.argv));

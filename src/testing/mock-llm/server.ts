@@ -70,7 +70,13 @@ export async function startMockLlm(script: MockScript = {}, options: { port?: nu
       sendError(res, 404, `no route for ${req.method} ${url.pathname}`);
       return;
     }
-    const body = JSON.parse(await readBody(req)) as Record<string, unknown>;
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(await readBody(req)) as Record<string, unknown>;
+    } catch {
+      sendError(res, 400, 'the request body is not valid JSON', 'invalid_request_error');
+      return;
+    }
     stats.requests++;
     stats.arrivals.push(Date.now());
     stats.bodies.push(body);
