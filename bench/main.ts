@@ -6,6 +6,7 @@ import { printTable } from './lib.js';
 
 /** Each suite module exports `run(): Promise<void>`. */
 const SUITES: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
+  mem: () => import('./mem.js'),
 };
 
 const wanted = process.argv.slice(2);
