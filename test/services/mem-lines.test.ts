@@ -10,7 +10,7 @@ let cleanup: () => void;
 beforeEach(() => ({ dir, cleanup } = tempDir('zlines')));
 afterEach(() => cleanup());
 
-async function collect<T>(gen: AsyncGenerator<{ text: Buffer; start: number }>): Promise<{ text: string; start: number }[]> {
+async function collect(gen: AsyncGenerator<{ text: Buffer; start: number }>): Promise<{ text: string; start: number }[]> {
   const out: { text: string; start: number }[] = [];
   for await (const l of gen) out.push({ text: l.text.toString('utf8'), start: l.start });
   return out;
