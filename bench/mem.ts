@@ -65,7 +65,8 @@ async function env(): Promise<Env> {
 }
 
 async function withMem<T>(e: Env, fn: (mem: StartedService, startMs: number) => Promise<T>): Promise<T> {
-  const env = { ZINO_LOG_LEVEL: 'warn' };
+  // info: the production default, so the per-request log line is part of the figure.
+  const env = { ZINO_LOG_LEVEL: 'info' };
   let mem: StartedService | undefined;
   const startMs = await timeMs(async () => {
     mem = await startService('mem', e.file, { env });

@@ -149,6 +149,18 @@ describe('mem: crash safety', () => {
     expect(again.logs.some((l) => l.msg === 'torn last line dropped')).toBe(false);
   });
 
+  it('appends after a restart and a first read at the end of the file (regression: a handle opened r+ by a read wrote at offset 0)', async () => {
+    const first = await env.start();
+    await env.call({ type: 'append_history', channel_id: 'r', messages: [user('one')] });
+    await env.call({ type: 'append_history', channel_id: 'r', messages: [user('two')] });
+    await first.stop();
+    await env.start();
+    expect(await env.call({ type: 'get_history', channel_id: 'r' })).toEqual({ type: 'history', messages: [user('one'), user('two')] });
+    await env.call({ type: 'append_history', channel_id: 'r', messages: [user('three')] });
+    expect(await env.call({ type: 'get_history', channel_id: 'r' })).toEqual({ type: 'history', messages: [user('one'), user('two'), user('three')] });
+    expectWholeLines(path.join(env.dataDir, 'history', 'r.jsonl'));
+  });
+
   it('drops a torn or garbage last line of the hard memory store at start; ids continue after the last whole entry', async () => {
     mkdirSync(env.dataDir, { recursive: true });
     const file = path.join(env.dataDir, 'hard_memories.jsonl');

@@ -42,6 +42,7 @@ describe('mem: chat history', () => {
     await env.call({ type: 'append_history', channel_id: 'gone', messages: [user('x')] });
     await env.call({ type: 'clear_history', channel_id: 'gone' });
     expect(await mem.stop()).toEqual({ code: 0, signal: null });
+    expect(existsSync(mem.socket)).toBe(false);
     await env.start();
     expect(await env.call({ type: 'get_history', channel_id: 'keep' })).toEqual({ type: 'history', messages: [user('q'), assistant('a')] });
     expect(await env.call({ type: 'get_history', channel_id: 'gone' })).toEqual({ type: 'history', messages: [] });
