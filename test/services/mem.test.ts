@@ -48,6 +48,23 @@ describe('mem: chat history', () => {
     expect(await env.call({ type: 'get_history', channel_id: 'gone' })).toEqual({ type: 'history', messages: [] });
   });
 
+  it('stores every one of 1,000 concurrent appends to one channel exactly once, the messages of each request together', async () => {
+    await env.start();
+    const replies = await Promise.all(
+      Array.from({ length: 1000 }, (_, i) => env.call({ type: 'append_history', channel_id: 'busy', messages: [user(`q${i}`), assistant(`a${i}`)] })),
+    );
+    expect(replies.every((r) => r.type === 'ok')).toBe(true);
+    const { messages } = (await env.call({ type: 'get_history', channel_id: 'busy' })) as unknown as { messages: { content: string }[] };
+    expect(messages).toHaveLength(2000);
+    const seen = new Set<string>();
+    for (let i = 0; i < messages.length; i += 2) {
+      const n = messages[i]!.content.slice(1);
+      expect(messages[i + 1]).toEqual(assistant(`a${n}`));
+      seen.add(n);
+    }
+    expect(seen.size).toBe(1000);
+  });
+
   it('keeps ids that try traversal or collision apart, each in its own file inside data_dir/history', async () => {
     const ids = [
       '../x', '../../../../tmp/evil', '/etc/passwd', '/abs/path', 'a/b', 'a_b', 'a%2Fb', 'a%2fb', 'a\\b', '.', '..', '...',
