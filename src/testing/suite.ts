@@ -58,3 +58,42 @@ export async function startService(name: ServiceName, configFile: string, option
   }
   return Object.assign(proc, { name, socket });
 }
+
+/** Several services started on one config. */
+export interface ServiceGroup {
+  readonly dir: string;
+  readonly file: string;
+  readonly config: Readonly<ResolvedConfig>;
+  readonly services: Partial<Record<ServiceName, StartedService>>;
+  /** The started service `name` (throws when it was not started). */
+  get(name: ServiceName): StartedService;
+  /** Stops every service (SIGTERM) and returns how each exited. */
+  stop(): Promise<Record<string, { code: number | null; signal: NodeJS.Signals | null }>>;
+}
+
+/** Writes a test config in `dir` and starts `names` in order, each awaited by ping. */
+export async function startServices(names: readonly ServiceName[], dir: string, overrides: ConfigOverrides = {}, options: { env?: NodeJS.ProcessEnv } = {}): Promise<ServiceGroup> {
+  const { file, config } = writeTestConfig(dir, overrides);
+  const services: Partial<Record<ServiceName, StartedService>> = {};
+  try {
+    for (const name of names) services[name] = await startService(name, file, options);
+  } catch (err) {
+    await Promise.all(Object.values(services).map((s) => s?.stop('SIGKILL')));
+    throw err;
+  }
+  return {
+    dir,
+    file,
+    config,
+    services,
+    get(name) {
+      const service = services[name];
+      if (!service) throw new Error(`${name} was not started`);
+      return service;
+    },
+    async stop() {
+      const entries = await Promise.all(Object.entries(services).map(async ([name, s]) => [name, await s.stop()] as const));
+      return Object.fromEntries(entries);
+    },
+  };
+}

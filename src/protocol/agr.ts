@@ -1,0 +1,60 @@
+/** Wire types of zino-agr, the agentic loop. */
+import type { ChatMessage } from '../runtime/index.js';
+import type { Usage } from './rtr.js';
+
+/** `{"type":"run"}`: run the loop over an assembled prompt. */
+export interface RunRequest {
+  type: 'run';
+  messages: ChatMessage[];
+  temperature: number;
+  top_p: number;
+  /** Overrides `[agr] max_iterations`. */
+  max_iterations?: number;
+  /** Stream chunks in real time. Default false. */
+  stream?: boolean;
+  /** ZINO extra: also send iteration / tool_call / tool_result / usage frames. */
+  events?: boolean;
+  request_id?: string;
+}
+
+/** Collected answer. */
+export interface RunResult {
+  type: 'result';
+  content: string;
+  iterations: number;
+  /** ZINO extra: total token usage of the run, when rtr reported it. */
+  usage?: Usage;
+}
+
+/** End of a streamed answer. */
+export interface RunDone {
+  type: 'done';
+  full_text: string;
+  iterations: number;
+  usage?: Usage;
+}
+
+/** Opt-in event: an iteration starts. */
+export interface IterationEvent {
+  type: 'iteration';
+  n: number;
+}
+
+/** Opt-in event: a block is about to run. */
+export type ToolCallEvent =
+  | { type: 'tool_call'; kind: 'tool'; name: string; code: string }
+  | { type: 'tool_call'; kind: 'task'; skill: string; request: string }
+  | { type: 'tool_call'; kind: 'invalid'; error: string };
+
+/** Opt-in event: a block has run. */
+export interface ToolResultEvent {
+  type: 'tool_result';
+  exit_code: number;
+  /** The text injected into the reply (inside the response block). */
+  output: string;
+}
+
+/** Opt-in event: token usage of one LLM call. */
+export interface UsageEvent extends Usage {
+  type: 'usage';
+}

@@ -1,0 +1,73 @@
+/**
+ * What a block asks for: a tool call (executor + code), a task (skill + request),
+ * or nothing runnable, with the reason the model will be told.
+ */
+import type { SkillDef, ToolDef } from '../../runtime/index.js';
+import type { Block } from './parser.js';
+
+/** A runnable block, or why it is not. */
+export type Action =
+  | { kind: 'tool'; name: string; executor: string; code: string }
+  | { kind: 'task'; skill: SkillDef; request: string }
+  | { kind: 'invalid'; error: string };
+
+/** The catalog entries agr needs. */
+export interface AgrCatalog {
+  tools: readonly ToolDef[];
+  skills: readonly SkillDef[];
+}
+
+/** Interprets one block against the catalog. */
+export function interpretBlock(block: Block, catalog: AgrCatalog, maxBlockBytes: number): Action {
+  const tag = `<${block.tag}>`;
+  if (block.oversized) {
+    return invalid(`the ${tag} block is ${block.bytes} bytes, more than the limit of ${maxBlockBytes} bytes ([agr] max_block_bytes); it was not executed. Send a shorter program.`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(block.content);
+  } catch (err) {
+    return invalid(`the ${tag} block is not valid JSON (${(err as Error).message}). Write exactly one JSON object; inside a string, write "</${block.tag}>" as "<\\/${block.tag}>".`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return invalid(`the ${tag} block must hold one JSON object`);
+  const object = value as Record<string, unknown>;
+  return block.tag === 'tool_call' ? toolCall(object, catalog.tools) : task(object, catalog.skills);
+}
+
+function toolCall(object: Record<string, unknown>, tools: readonly ToolDef[]): Action {
+  const { name } = object;
+  if (typeof name !== 'string' || name === '') return invalid('the tool call needs a "name" (one of: ' + names(tools.map((t) => t.name)) + ')');
+  const tool = tools.find((t) => t.name === name);
+  if (!tool) return invalid(`unknown tool "${name.slice(0, 64)}" (available: ${names(tools.map((t) => t.name))})`);
+  let args = object.arguments;
+  // Some models encode arguments as a JSON string, as OpenAI's native tool calls do.
+  if (typeof args === 'string') {
+    try {
+      args = JSON.parse(args);
+    } catch {
+      return invalid('"arguments" must be an object like {"code": "…"}');
+    }
+  }
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) return invalid('"arguments" must be an object like {"code": "…"}');
+  const code = (args as Record<string, unknown>).code;
+  if (typeof code !== 'string') return invalid(`the call to ${name} needs "arguments": {"code": "…"} with the program as a string`);
+  if (code.trim() === '') return invalid(`the call to ${name} has empty code; nothing was run`);
+  return { kind: 'tool', name, executor: tool.executor, code };
+}
+
+function task(object: Record<string, unknown>, skills: readonly SkillDef[]): Action {
+  const { skill: name, request } = object;
+  if (typeof name !== 'string' || name === '') return invalid('the task needs a "skill" (one of: ' + names(skills.map((s) => s.name)) + ')');
+  const skill = skills.find((s) => s.name === name);
+  if (!skill) return invalid(`unknown skill "${name.slice(0, 64)}" (available: ${names(skills.map((s) => s.name))})`);
+  if (typeof request !== 'string' || request.trim() === '') return invalid(`the task for ${name} needs a "request" saying what to do`);
+  return { kind: 'task', skill, request };
+}
+
+function invalid(error: string): Action {
+  return { kind: 'invalid', error };
+}
+
+function names(list: string[]): string {
+  return list.length > 0 ? list.join(', ') : 'none';
+}

@@ -1,0 +1,36 @@
+/** How results are written back into the model's text. */
+
+/** The fields of an exc result agr uses. */
+export interface ExecResult {
+  exit_code: number;
+  stdout: string;
+  stderr: string;
+  validation?: { ok: boolean; errors: string } | undefined;
+}
+
+/**
+ * stdout, then a `[stderr]` section, then `[exit code: N]` when non-zero, and
+ * `(no output)` when there is nothing at all. Static analysis findings are shown
+ * only when the program failed, where they may explain why.
+ */
+export function formatResult(result: ExecResult): string {
+  const parts: string[] = [];
+  if (result.stdout !== '') parts.push(result.stdout.replace(/\n$/, ''));
+  if (result.stderr !== '') parts.push(`[stderr]\n${result.stderr.replace(/\n$/, '')}`);
+  if (result.exit_code !== 0) {
+    if (result.validation && !result.validation.ok && result.validation.errors) parts.push(`[static analysis]\n${result.validation.errors}`);
+    parts.push(`[exit code: ${result.exit_code}]`);
+  }
+  return parts.length > 0 ? parts.join('\n') : '(no output)';
+}
+
+/** The block injected right after a `<tool_call>` or `<task>` block. */
+export function responseBlock(tag: 'tool_call' | 'task', body: string): string {
+  const name = tag === 'tool_call' ? 'tool_response' : 'task_response';
+  return `\n<${name}>\n${body}\n</${name}>\n`;
+}
+
+/** The body of a response block for a block that could not run. */
+export function errorBody(message: string): string {
+  return `error: ${message}`;
+}

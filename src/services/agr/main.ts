@@ -1,0 +1,62 @@
+/**
+ * zino-agr: the agentic loop. Message: `run` (streamed `chunk`… `done`, or one
+ * `result`). Tools and skills come from the catalog, reloaded on SIGHUP.
+ */
+import {
+  loadCatalog,
+  optionalBoolean,
+  optionalInteger,
+  optionalNumber,
+  parseMessages,
+  type Catalog,
+  type Frame,
+  type ServiceDefinition,
+} from '../../runtime/index.js';
+import { runLoop } from './loop.js';
+
+/** Margin on top of exc's own timeout before agr gives up on an execution, in ms. */
+const EXC_MARGIN_MS = 15_000;
+
+const agr: ServiceDefinition = {
+  name: 'agr',
+  async create(config, log) {
+    const load = () => loadCatalog({ tools: config.tools.dir, skills: config.skills.dir }, log);
+    let catalog: Catalog = await load();
+    log.info({ tools: catalog.tools.map((t) => t.name), skills: catalog.skills.map((s) => s.name) }, 'catalog loaded');
+    const rtr = { socket: config.rtr.socket, connectTimeoutMs: config.limits.connect_timeout_ms, maxFrameBytes: config.limits.max_frame_bytes };
+    const exc = { socket: config.exc.socket, connectTimeoutMs: config.limits.connect_timeout_ms, timeoutMs: config.exc.timeout * 1000 + EXC_MARGIN_MS };
+
+    return {
+      handlers: {
+        run: async (request, ctx): Promise<Frame> => {
+          const params = {
+            messages: parseMessages(request.messages, 'messages', { allowEmpty: false }),
+            sampling: {
+              temperature: optionalNumber(request, 'temperature', { min: 0, max: 2 }) ?? config.agent.temperature,
+              top_p: optionalNumber(request, 'top_p', { min: 0, max: 1 }) ?? config.agent.top_p,
+            },
+            maxIterations: optionalInteger(request, 'max_iterations', { min: 1, max: 100 }) ?? config.agr.max_iterations,
+            stream: optionalBoolean(request, 'stream') ?? false,
+            events: optionalBoolean(request, 'events') ?? false,
+          };
+          const sink = {
+            chunk: (text: string) => ctx.send({ type: 'chunk', delta: text }),
+            event: (frame: Frame) => ctx.send(frame),
+          };
+          const result = await runLoop({ rtr, exc, catalog, maxBlockBytes: config.agr.max_block_bytes }, params, ctx, sink);
+          const usage = result.usage ? { usage: result.usage } : {};
+          ctx.log.info({ iterations: result.iterations, chars: result.text.length, limitReached: result.limitReached, ...usage }, 'run complete');
+          return params.stream
+            ? { type: 'done', full_text: result.text, iterations: result.iterations, ...usage }
+            : { type: 'result', content: result.text, iterations: result.iterations, ...usage };
+        },
+      },
+      reload: async () => {
+        catalog = await load();
+        log.info({ tools: catalog.tools.length, skills: catalog.skills.length }, 'catalog reloaded');
+      },
+    };
+  },
+};
+
+export default agr;
