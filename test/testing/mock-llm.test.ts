@@ -19,7 +19,7 @@ describe('zino mock-llm', () => {
       const script = path.join(dir, 'script.json');
       writeFileSync(script, JSON.stringify({ model: 'scripted', rules: [{ match: 'weather', reply: 'Sunny and mild.', chunkSize: 3 }] }));
       proc = startProcess(CLI_PATH, ['mock-llm', '--port', '0', '--script', script]);
-      const line = await waitFor(() => /base_url = "(.*)"/.exec(proc!.stdout())?.[1], 'the listening line');
+      const line = await waitFor(() => /base_url = "(.*)"/.exec(proc!.stdout())?.[1] ?? "", "the listening line");
       const client = new OpenAI({ baseURL: line, apiKey: 'k' });
       expect((await client.models.list()).data.map((m) => m.id)).toEqual(['scripted']);
       const collected = await client.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'what is the weather?' }] });
