@@ -5,10 +5,26 @@
  * Every request may carry `request_id` (passed on for log correlation). Errors are
  * `{"type":"error","message","code"}` with `code` INVALID_REQUEST for bad input.
  */
-import type { ChatMessage } from '../runtime/index.js';
+import { InvalidRequestError, type ChatMessage } from '../runtime/index.js';
 
 /** Largest `channel_id`, in UTF-8 bytes; longer ids are refused with INVALID_REQUEST. */
 export const MAX_CHANNEL_ID_BYTES = 256;
+
+/** With the u flag a surrogate pair is one code point, so this matches only lone surrogates. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Checks a channel id: a non-empty, well-formed Unicode string of at most
+ * {@link MAX_CHANNEL_ID_BYTES} UTF-8 bytes. Throws INVALID_REQUEST otherwise.
+ * (A lone surrogate would encode to U+FFFD and share a file with the real U+FFFD.)
+ * The daemon checks with the same rule before it does any work.
+ */
+export function checkChannelId(id: string, field = 'channel_id'): void {
+  if (id === '') throw new InvalidRequestError(`field "${field}" must not be empty`);
+  if (LONE_SURROGATE.test(id)) throw new InvalidRequestError(`field "${field}" must be well-formed Unicode (it holds a lone surrogate)`);
+  const bytes = Buffer.byteLength(id, 'utf8');
+  if (bytes > MAX_CHANNEL_ID_BYTES) throw new InvalidRequestError(`field "${field}" must be at most ${MAX_CHANNEL_ID_BYTES} UTF-8 bytes, got ${bytes}`);
+}
 
 /** Default `top_k` of `search_hard`. */
 export const DEFAULT_TOP_K = 3;

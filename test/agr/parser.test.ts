@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StreamParser, parseAll, type ParseEvent } from '../../src/services/agr/parser.js';
+import { StreamParser, parseAll, type ParseEvent } from '../../src/protocol/stream-parser.js';
 
 /** Parses `pieces` in order and normalises: text concatenated between blocks. */
 function parsePieces(pieces: string[], max = 1024): ParseEvent[] {

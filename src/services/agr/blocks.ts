@@ -3,7 +3,7 @@
  * or nothing runnable, with the reason the model will be told.
  */
 import type { SkillDef, ToolDef } from '../../runtime/index.js';
-import type { Block } from './parser.js';
+import type { Block } from '../../protocol/stream-parser.js';
 
 /** A runnable block, or why it is not. */
 export type Action =

@@ -1,4 +1,5 @@
 /** How results are written back into the model's text. */
+import type { BlockTag } from '../../protocol/stream-parser.js';
 
 /** The fields of an exc result agr uses. */
 export interface ExecResult {
@@ -25,8 +26,8 @@ export function formatResult(result: ExecResult): string {
 }
 
 /** The block injected right after a `<tool_call>` or `<task>` block. */
-export function responseBlock(tag: 'tool_call' | 'task', body: string): string {
-  const name = tag === 'tool_call' ? 'tool_response' : 'task_response';
+export function responseBlock(tag: BlockTag, body: string): string {
+  const name = tag === 'task' ? 'task_response' : 'tool_response';
   return `\n<${name}>\n${body}\n</${name}>\n`;
 }
 

@@ -12,7 +12,7 @@ import { runAction, type ExcTarget } from './actions.js';
 import { interpretBlock, type Action, type AgrCatalog } from './blocks.js';
 import { responseBlock } from './format.js';
 import { infer, type RtrTarget, type Sampling } from './llm.js';
-import { StreamParser, type ParseEvent } from './parser.js';
+import { StreamParser, type ParseEvent } from '../../protocol/stream-parser.js';
 
 /** What the loop needs from the service. */
 export interface LoopDeps {

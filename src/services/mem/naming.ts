@@ -15,8 +15,7 @@
  * The longest name (with `.jsonl`) is 191 bytes, under every file system's 255.
  */
 import { createHash } from 'node:crypto';
-import { InvalidRequestError } from '../../runtime/index.js';
-import { MAX_CHANNEL_ID_BYTES } from '../../protocol/mem.js';
+export { checkChannelId } from '../../protocol/mem.js';
 
 /** Longest escaped name kept as is. */
 export const MAX_PLAIN_NAME = 120;
@@ -24,23 +23,9 @@ export const MAX_PLAIN_NAME = 120;
 export const HASHED_PREFIX = 120;
 
 const HEX = '0123456789ABCDEF';
-/** With the u flag a surrogate pair is one code point, so this matches only lone surrogates. */
-const LONE_SURROGATE = /\p{Cs}/u;
 
 function keep(byte: number): boolean {
   return (byte >= 0x61 && byte <= 0x7a) || (byte >= 0x30 && byte <= 0x39) || byte === 0x5f || byte === 0x2d;
-}
-
-/**
- * Checks a channel id: a non-empty, well-formed Unicode string of at most
- * {@link MAX_CHANNEL_ID_BYTES} UTF-8 bytes. Throws INVALID_REQUEST otherwise.
- * (A lone surrogate would encode to U+FFFD and share a file with the real U+FFFD.)
- */
-export function checkChannelId(id: string, field = 'channel_id'): void {
-  if (id === '') throw new InvalidRequestError(`field "${field}" must not be empty`);
-  if (LONE_SURROGATE.test(id)) throw new InvalidRequestError(`field "${field}" must be well-formed Unicode (it holds a lone surrogate)`);
-  const bytes = Buffer.byteLength(id, 'utf8');
-  if (bytes > MAX_CHANNEL_ID_BYTES) throw new InvalidRequestError(`field "${field}" must be at most ${MAX_CHANNEL_ID_BYTES} UTF-8 bytes, got ${bytes}`);
 }
 
 /** The file name stem of a (checked) channel id; see the module comment. */

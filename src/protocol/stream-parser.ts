@@ -19,8 +19,15 @@
  *   with a sliding window) but only its head is kept, and it is marked oversized.
  */
 
-/** The two kinds of interrupt block. */
-export type BlockTag = 'tool_call' | 'task';
+/** The two kinds of interrupt block the model writes. */
+export type InterruptTag = 'tool_call' | 'task';
+/** Every block kind in ZINO's text: interrupts and the responses injected after them. */
+export type BlockTag = InterruptTag | 'tool_response' | 'task_response';
+
+/** The tags agr executes. */
+export const INTERRUPT_TAGS: readonly BlockTag[] = ['tool_call', 'task'];
+/** Every tag, for a client that hides blocks from a person (zino ask, zino chat). */
+export const ALL_TAGS: readonly BlockTag[] = ['tool_call', 'task', 'tool_response', 'task_response'];
 
 /** A complete block. */
 export interface Block {
@@ -37,9 +44,8 @@ export interface Block {
 /** What the parser produces. */
 export type ParseEvent = { kind: 'text'; text: string } | { kind: 'block'; block: Block };
 
-const OPEN: Record<BlockTag, string> = { tool_call: '<tool_call>', task: '<task>' };
-const CLOSE: Record<BlockTag, string> = { tool_call: '</tool_call>', task: '</task>' };
-const TAGS = Object.keys(OPEN) as BlockTag[];
+const open = (tag: BlockTag): string => `<${tag}>`;
+const close = (tag: BlockTag): string => `</${tag}>`;
 
 type State = 'forwarding' | 'holdback' | 'capturing';
 
@@ -61,7 +67,15 @@ export class StreamParser {
   /** A high surrogate that ended the previous push: its pair comes with the next one. */
   private pendingSurrogate = '';
 
-  constructor(private readonly maxBlockBytes: number) {}
+  private readonly openTags: readonly string[];
+
+  /** Finds blocks of `tags` (the interrupts by default). */
+  constructor(
+    private readonly maxBlockBytes: number,
+    private readonly tags: readonly BlockTag[] = INTERRUPT_TAGS,
+  ) {
+    this.openTags = tags.map(open);
+  }
 
   /** Feeds the next piece of output; returns the events it completes. */
   push(text: string): ParseEvent[] {
@@ -90,7 +104,7 @@ export class StreamParser {
     if (this.state === 'holdback') this.text(this.held);
     if (this.state === 'capturing') {
       const omitted = this.bytes - this.storedBytes;
-      this.text(OPEN[this.tag] + this.content + (omitted > 0 ? omittedNote(omitted) : ''));
+      this.text(open(this.tag) + this.content + (omitted > 0 ? omittedNote(omitted) : ''));
     }
     this.state = 'forwarding';
     this.held = '';
@@ -114,7 +128,7 @@ export class StreamParser {
   private hold(input: string): string {
     for (let i = 0; i < input.length; i++) {
       this.held += input[i];
-      const tag = TAGS.find((t) => OPEN[t] === this.held);
+      const tag = this.tags.find((t) => open(t) === this.held);
       if (tag) {
         this.state = 'capturing';
         this.tag = tag;
@@ -125,7 +139,7 @@ export class StreamParser {
         this.tail = '';
         return input.slice(i + 1);
       }
-      if (!TAGS.some((t) => OPEN[t].startsWith(this.held))) {
+      if (!this.openTags.some((t) => t.startsWith(this.held))) {
         // Not a tag after all: its first character is text; everything after it is scanned again.
         const rest = this.held.slice(1) + input.slice(i + 1);
         this.text(this.held[0] as string);
@@ -138,12 +152,12 @@ export class StreamParser {
   }
 
   private capture(input: string): string {
-    const close = CLOSE[this.tag];
+    const closing = close(this.tag);
     const window = this.tail + input;
-    const at = window.indexOf(close);
+    const at = window.indexOf(closing);
     if (at < 0) {
       this.append(input);
-      this.tail = window.slice(-(close.length - 1));
+      this.tail = window.slice(-(closing.length - 1));
       return '';
     }
     // The closing tag may have begun in earlier pushes: those characters were content so far.
@@ -151,7 +165,7 @@ export class StreamParser {
     if (fromInput >= 0) this.append(input.slice(0, fromInput));
     else this.unappend(-fromInput);
     this.emitBlock();
-    return input.slice(fromInput + close.length);
+    return input.slice(fromInput + closing.length);
   }
 
   private append(piece: string): void {
@@ -189,7 +203,7 @@ export class StreamParser {
     const kept = oversized ? this.content + omittedNote(this.bytes - this.storedBytes) : this.content;
     this.out.push({
       kind: 'block',
-      block: { tag: this.tag, content: this.content, raw: OPEN[this.tag] + kept + CLOSE[this.tag], bytes: this.bytes, oversized },
+      block: { tag: this.tag, content: this.content, raw: open(this.tag) + kept + close(this.tag), bytes: this.bytes, oversized },
     });
     this.state = 'forwarding';
     this.content = '';
@@ -229,8 +243,8 @@ function headOfBytes(text: string, maxBytes: number): string {
 }
 
 /** Parses a whole reply at once (what collected mode and tests use). */
-export function parseAll(text: string, maxBlockBytes: number): ParseEvent[] {
-  const parser = new StreamParser(maxBlockBytes);
+export function parseAll(text: string, maxBlockBytes: number, tags: readonly BlockTag[] = INTERRUPT_TAGS): ParseEvent[] {
+  const parser = new StreamParser(maxBlockBytes, tags);
   const events = [...parser.push(text), ...parser.end()];
   // Merge text events that the two calls left adjacent.
   const merged: ParseEvent[] = [];

@@ -1,0 +1,85 @@
+/**
+ * The daemon's main request (the contract's untyped `{"message", "channel_id"?,
+ * "stream"?}`): assemble the prompt, run it, store the exchange, answer.
+ *
+ * - Requests on one channel run one at a time in arrival order.
+ * - sys, ctx or mem failing degrades the answer (logged), never fails it.
+ * - A client that disconnects cancels everything downstream; nothing is stored for it.
+ * - The exchange is stored before the terminal frame is sent, so a client that has
+ *   seen `done` can rely on the next request seeing it in the history.
+ */
+import {
+  ZinoError,
+  optionalBoolean,
+  optionalString,
+  request,
+  requireString,
+  type Frame,
+  type HandlerContext,
+  type ResolvedConfig,
+} from '../../runtime/index.js';
+import { checkChannelId } from '../../protocol/mem.js';
+import type { ChannelLock } from './channel-lock.js';
+import { dispatch } from './dispatch.js';
+import { assemblePrompt } from './prompt.js';
+
+/** Answers one ask request. */
+export async function ask(config: Readonly<ResolvedConfig>, lock: ChannelLock, req: Frame, ctx: HandlerContext): Promise<Frame> {
+  const message = requireString(req, 'message', { allowEmpty: false });
+  const given = optionalString(req, 'channel_id');
+  const channelId = given === '' ? undefined : given;
+  if (channelId !== undefined) checkChannelId(channelId);
+  const streamed = optionalBoolean(req, 'stream') ?? false;
+  const events = optionalBoolean(req, 'events') ?? false;
+
+  const started = performance.now();
+  const release = channelId === undefined ? undefined : await lock.acquire(channelId, ctx.signal);
+  try {
+    const prompt = await assemblePrompt(config, message, channelId, ctx);
+    let text = '';
+    let firstChunkMs: number | undefined;
+    let terminal: Frame | undefined;
+    for await (const frame of dispatch(config, { messages: prompt.messages, stream: streamed, events }, ctx)) {
+      if (frame.type === 'chunk') {
+        firstChunkMs ??= performance.now() - started;
+        text += String(frame.delta ?? '');
+        await ctx.send({ type: 'chunk', delta: frame.delta });
+      } else if (frame.type === 'done' || frame.type === 'response' || frame.type === 'error') {
+        terminal = frame;
+        break;
+      } else if (events) {
+        await ctx.send(frame);
+      }
+    }
+    if (!terminal) throw new ZinoError('CONNECTION_CLOSED', 'no answer came back');
+    if (terminal.type === 'error') return terminal;
+    const answer = terminal.type === 'done' ? String(terminal.full_text ?? text) : String(terminal.content ?? '');
+    if (channelId !== undefined) await store(config, channelId, message, answer, ctx);
+    ctx.log.info(
+      { channel: channelId, via: terminal.via, iterations: terminal.iterations, chars: answer.length, ttftMs: round(firstChunkMs), durationMs: round(performance.now() - started), degraded: prompt.missing },
+      'answered',
+    );
+    return terminal;
+  } finally {
+    release?.();
+  }
+}
+
+/** Appends the exchange to the channel's history; a failure is logged, not raised. */
+async function store(config: Readonly<ResolvedConfig>, channelId: string, message: string, answer: string, ctx: HandlerContext): Promise<void> {
+  ctx.signal.throwIfAborted();
+  try {
+    await request(
+      config.mem.socket,
+      { type: 'append_history', channel_id: channelId, messages: [{ role: 'user', content: message }, { role: 'assistant', content: answer }], request_id: ctx.requestId },
+      { signal: ctx.signal, connectTimeoutMs: config.limits.connect_timeout_ms, timeoutMs: config.daemon.dependency_timeout_ms, name: 'mem' },
+    );
+  } catch (err) {
+    ctx.signal.throwIfAborted();
+    ctx.log.warn({ channel: channelId, reason: (err as Error).message }, 'exchange not stored: mem failed');
+  }
+}
+
+function round(ms: number | undefined): number | undefined {
+  return ms === undefined ? undefined : Math.round(ms * 10) / 10;
+}

@@ -1,0 +1,52 @@
+/**
+ * Assembling `[system?, ...context, user]`: the system prompt (sys `get`) and the
+ * context (ctx `build`) are fetched concurrently; either one failing leaves its part
+ * out and is logged, never failing the request.
+ */
+import { request, type ChatMessage, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
+
+/** The assembled prompt and which parts could not be fetched. */
+export interface Prompt {
+  messages: ChatMessage[];
+  missing: ('sys' | 'ctx')[];
+}
+
+/** Builds the prompt for `message` on `channelId`. */
+export async function assemblePrompt(config: Readonly<ResolvedConfig>, message: string, channelId: string | undefined, ctx: HandlerContext): Promise<Prompt> {
+  const options = {
+    signal: ctx.signal,
+    connectTimeoutMs: config.limits.connect_timeout_ms,
+    timeoutMs: config.daemon.dependency_timeout_ms,
+  };
+  const [system, context] = await Promise.allSettled([
+    request(config.sys.socket, { type: 'get', request_id: ctx.requestId }, { ...options, name: 'sys' }),
+    request(config.ctx.socket, { type: 'build', user_message: message, request_id: ctx.requestId, ...(channelId === undefined ? {} : { channel_id: channelId }) }, { ...options, name: 'ctx' }),
+  ]);
+  ctx.signal.throwIfAborted();
+  const messages: ChatMessage[] = [];
+  const missing: Prompt['missing'] = [];
+  if (system.status === 'fulfilled' && typeof system.value.content === 'string') {
+    if (system.value.content !== '') messages.push({ role: 'system', content: system.value.content });
+  } else {
+    missing.push('sys');
+    ctx.log.warn({ reason: reasonOf(system) }, 'no system prompt: sys failed; answering without it');
+  }
+  if (context.status === 'fulfilled' && Array.isArray(context.value.messages)) {
+    messages.push(...(context.value.messages as ChatMessage[]).filter(isMessage));
+  } else {
+    missing.push('ctx');
+    ctx.log.warn({ reason: reasonOf(context) }, 'no context: ctx failed; answering without it');
+  }
+  messages.push({ role: 'user', content: message });
+  return { messages, missing };
+}
+
+function isMessage(value: unknown): value is ChatMessage {
+  const m = value as Partial<ChatMessage> | null;
+  return typeof m === 'object' && m !== null && typeof m.role === 'string' && typeof m.content === 'string';
+}
+
+function reasonOf(result: PromiseSettledResult<unknown>): string {
+  if (result.status === 'rejected') return result.reason instanceof Error ? result.reason.message : String(result.reason);
+  return 'unexpected reply';
+}
