@@ -2,11 +2,17 @@
 /**
  * The `zino` command: ask, chat, up, status, mem, serve, mock-llm.
  */
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { SERVICE_NAMES } from '../runtime/index.js';
 import { VERSION } from '../version.js';
+import { askCommand, type AskOptions } from './commands/ask.js';
+import { chatCommand, type ChatOptions } from './commands/chat.js';
+import { memClear, memHistory, memRemember, memSearch, memSoft } from './commands/mem.js';
 import { mockLlmCommand } from './commands/mock-llm.js';
 import { serveCommand } from './commands/serve.js';
+import { statusCommand } from './commands/status.js';
+import { upCommand } from './commands/up.js';
+import type { ConfigOptions } from './config.js';
 
 /**
  * Accepts the original client's spelling of flags: `-ch` is two letters, which
@@ -16,18 +22,64 @@ export function normaliseArgv(argv: string[]): string[] {
   return argv.map((arg) => (arg === '-ch' ? '--channel' : arg.startsWith('-ch=') ? `--channel=${arg.slice(4)}` : arg));
 }
 
+/** Adds `--config` and `--dir` to a command. */
+function withConfig(command: Command): Command {
+  return command
+    .option('-c, --config <file>', 'config file (default: $ZINO_CONFIG, else ./ZINO.toml)')
+    .option('--dir <dir>', 'sockets under DIR/run, data under DIR/data (default: $ZINO_DIR)');
+}
+
 const program = new Command('zino')
   .description('ZINO: an LLM agent platform for a Linux host')
   .version(VERSION, '-V, --version')
   .showHelpAfterError('(run with --help for usage)');
 
-program
-  .command('serve')
-  .description('run one service in the foreground (what systemd runs)')
-  .argument('<service>', `one of: ${SERVICE_NAMES.join(', ')}`)
-  .option('-c, --config <file>', 'config file (default: $ZINO_CONFIG, else ./ZINO.toml)')
-  .option('--dir <dir>', 'put sockets under DIR/run and data under DIR/data (default: $ZINO_DIR)')
-  .action((service: string, options: { config?: string; dir?: string }) => serveCommand(service, options));
+withConfig(
+  program
+    .command('ask')
+    .description('ask one question (the message from the arguments, or stdin)')
+    .argument('[message...]', 'the message')
+    .option('-s, --stream', 'print the answer as it is written')
+    .option('--channel <id>', 'channel for history (also -ch)')
+    .option('--json', 'print every frame as a JSON line')
+    .option('--events', 'with --json: include tool activity frames')
+    .option('--raw', 'print tool calls and results inline, as the model wrote them'),
+).action((message: string[], options: AskOptions) => askCommand(message, options));
+
+withConfig(
+  program
+    .command('chat')
+    .description('an interactive session on a channel')
+    .option('--channel <id>', 'channel for history (also -ch)', 'cli-chat')
+    .option('--raw', 'print tool calls and results inline'),
+).action((options: ChatOptions) => chatCommand(options));
+
+withConfig(program.command('up').description('run all seven services in the foreground (Ctrl-C stops them)')).action((options: ConfigOptions) => upCommand(options));
+
+withConfig(program.command('status').description('show whether each service answers').option('--json', 'print the status as JSON')).action(
+  (options: ConfigOptions & { json?: boolean }) => statusCommand(options),
+);
+
+const memory = program.command('mem').description('administer memory: history, clear, soft, remember, search');
+withConfig(memory.command('history').description("print a channel's history").argument('<channel>').option('-n, --limit <n>', 'only the last N messages').option('--json', 'print as JSON')).action(memHistory);
+withConfig(memory.command('clear').description("delete a channel's history").argument('<channel>')).action(memClear);
+withConfig(memory.command('soft').description('show the soft memory, or replace it with TEXT').argument('[text...]').option('--clear', 'empty it')).action(memSoft);
+withConfig(memory.command('remember').description('store a hard memory').argument('<text...>').option('--tag <tag>', 'a tag that helps finding it')).action(memRemember);
+withConfig(
+  memory
+    .command('search')
+    .description('search the hard memories')
+    .argument('<query...>')
+    .addOption(new Option('-k, --top-k <n>', 'how many results').default('3'))
+    .option('--json', 'print as JSON'),
+).action(memSearch);
+
+withConfig(
+  program
+    .command('serve')
+    .description('run one service in the foreground (what systemd runs)')
+    .argument('<service>', `one of: ${SERVICE_NAMES.join(', ')}`),
+).action((service: string, options: ConfigOptions) => serveCommand(service, options));
 
 program
   .command('mock-llm')

@@ -71,15 +71,19 @@ export interface ServiceGroup {
   stop(): Promise<Record<string, { code: number | null; signal: NodeJS.Signals | null }>>;
 }
 
-/** Writes a test config in `dir` and starts `names` in order, each awaited by ping. */
+/** Writes a test config in `dir` and starts `names` together, each awaited by ping. */
 export async function startServices(names: readonly ServiceName[], dir: string, overrides: ConfigOverrides = {}, options: { env?: NodeJS.ProcessEnv } = {}): Promise<ServiceGroup> {
   const { file, config } = writeTestConfig(dir, overrides);
   const services: Partial<Record<ServiceName, StartedService>> = {};
-  try {
-    for (const name of names) services[name] = await startService(name, file, options);
-  } catch (err) {
+  const results = await Promise.allSettled(
+    names.map(async (name) => {
+      services[name] = await startService(name, file, options);
+    }),
+  );
+  const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) {
     await Promise.all(Object.values(services).map((s) => s?.stop('SIGKILL')));
-    throw err;
+    throw failure.reason;
   }
   return {
     dir,

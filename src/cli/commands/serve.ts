@@ -47,6 +47,11 @@ export async function serveCommand(name: string, options: ConfigOptions): Promis
     const definition = await loadServiceDefinition(service);
     const instance = await definition.create(config, log, { configFile: loaded.file });
     await runService({ socketPath: config[service].socket, config, log, instance });
+    // Under `zino up` our stdin is a pipe from the supervisor: its end means the supervisor is gone.
+    if (process.env.ZINO_SUPERVISED === '1') {
+      process.stdin.on('end', () => process.kill(process.pid, 'SIGTERM'));
+      process.stdin.resume();
+    }
   } catch (err) {
     const code = err instanceof ZinoError ? err.code : 'INTERNAL';
     log.fatal({ code, reason: castToError(err).message, err: err instanceof ZinoError ? undefined : castToError(err) }, 'cannot start');

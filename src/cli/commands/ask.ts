@@ -1,0 +1,90 @@
+/**
+ * `zino ask [message…]`: one question to the daemon. The answer goes to stdout,
+ * tool activity and errors to stderr. Ctrl-C cancels the request (which cancels it
+ * all the way down to the LLM and any running code).
+ */
+import { ZinoError, stream, type Frame } from '../../runtime/index.js';
+import { cliConfig, fail, howToStart, type ConfigOptions } from '../config.js';
+import { AnswerDisplay } from '../display.js';
+import { EXIT } from '../exit.js';
+
+/** Options of `zino ask`. */
+export interface AskOptions extends ConfigOptions {
+  stream?: boolean;
+  channel?: string;
+  json?: boolean;
+  raw?: boolean;
+  events?: boolean;
+}
+
+/** Runs `zino ask`. */
+export async function askCommand(words: string[], options: AskOptions): Promise<void> {
+  const config = cliConfig(options);
+  const message = words.length > 0 ? words.join(' ') : await readStdin();
+  if (message.trim() === '') fail('no message: give it as arguments or on stdin (zino ask "what is the uptime?")', EXIT.USAGE);
+  const code = await askOnce(config.daemon.socket, { message, channel: options.channel, stream: options.stream ?? false, json: options.json ?? false, raw: options.raw ?? false, events: options.events ?? false });
+  process.exit(code);
+}
+
+/** What one question needs. */
+export interface AskParams {
+  message: string;
+  channel?: string | undefined;
+  stream: boolean;
+  json: boolean;
+  raw: boolean;
+  events: boolean;
+  /** Cancels the request; by default Ctrl-C does. */
+  signal?: AbortSignal;
+}
+
+/** Asks once and prints the answer; returns the exit status. */
+export async function askOnce(socket: string, params: AskParams): Promise<number> {
+  const controller = new AbortController();
+  const onSigint = (): void => controller.abort();
+  if (params.signal) params.signal.addEventListener('abort', onSigint, { once: true });
+  else process.once('SIGINT', onSigint);
+  const request: Frame = { message: params.message, stream: params.stream };
+  if (params.channel !== undefined) request.channel_id = params.channel;
+  // Tool activity on stderr comes from the event frames; --json shows them only when asked.
+  if (!params.json || params.events) request.events = true;
+  const display = new AnswerDisplay({ out: process.stdout, err: process.stderr }, params.raw);
+  try {
+    for await (const frame of stream(socket, request, { signal: controller.signal, name: 'the daemon' })) {
+      if (params.json) process.stdout.write(`${JSON.stringify(frame)}\n`);
+      else if (frame.type === 'error') {
+        display.finish();
+        process.stderr.write(`zino: ${String(frame.message)}\n`);
+      } else display.frame(frame);
+      if (frame.type === 'error') return EXIT.FAILURE;
+    }
+    if (!params.json) display.finish();
+    return EXIT.OK;
+  } catch (err) {
+    if (!params.json) display.finish();
+    if (controller.signal.aborted) {
+      process.stderr.write('zino: cancelled\n');
+      return EXIT.INTERRUPTED;
+    }
+    if (err instanceof ZinoError && (err.code === 'UPSTREAM_UNAVAILABLE' || err.code === 'TIMEOUT')) {
+      process.stderr.write(`zino: ${howToStart(socket, reasonOf(err))}\n`);
+      return EXIT.UNAVAILABLE;
+    }
+    process.stderr.write(`zino: ${(err as Error).message}\n`);
+    return EXIT.FAILURE;
+  } finally {
+    if (params.signal) params.signal.removeEventListener('abort', onSigint);
+    else process.off('SIGINT', onSigint);
+  }
+}
+
+function reasonOf(err: ZinoError): string {
+  return /: (E[A-Z]+)/.exec(err.message)?.[1] ?? err.code;
+}
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) return '';
+  const parts: Buffer[] = [];
+  for await (const chunk of process.stdin) parts.push(chunk as Buffer);
+  return Buffer.concat(parts).toString('utf8').trim();
+}

@@ -1,0 +1,171 @@
+/**
+ * Runs the seven services as child processes (`zino serve <name>`): starts them
+ * together, waits until each answers ping, restarts one that crashes with
+ * exponential backoff, and on stop leaves no process and no socket behind.
+ *
+ * A child that exits 0 was asked to stop (SIGTERM/SIGINT) and is not restarted,
+ * as under systemd's Restart=on-failure; nor is one that exits 78 (bad config).
+ * Each child's stdin is a pipe from us: if we die, even by SIGKILL, it sees EOF
+ * and shuts down, so no orphan outlives the supervisor.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, unlinkSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { SERVICE_NAMES, ping, type ServiceName } from '../../runtime/index.js';
+import { EXIT } from '../exit.js';
+
+/** The compiled CLI entry point the children run. */
+const CLI = fileURLToPath(new URL('../main.js', import.meta.url));
+/** Backoff before restart number n: 250 ms × 2^n, at most 5 s. */
+const BASE_RESTART_MS = 250;
+const MAX_RESTART_MS = 5000;
+/** A child that ran this long before crashing starts its backoff over. */
+const HEALTHY_MS = 10_000;
+
+/** How the supervisor runs its children. */
+export interface SupervisorOptions {
+  /** Arguments after `serve <name>`: `--config FILE`, `--dir DIR`. */
+  args: string[];
+  sockets: Record<ServiceName, string>;
+  env: NodeJS.ProcessEnv;
+  /** Time a child gets to stop on SIGTERM before SIGKILL, in ms. */
+  graceMs: number;
+  /** A line a child wrote to stderr (its JSON log). */
+  onLog(service: ServiceName, line: string): void;
+  /** Something the supervisor wants to say. */
+  onNotice(message: string): void;
+}
+
+interface Child {
+  name: ServiceName;
+  proc?: ChildProcess | undefined;
+  exited?: Promise<void> | undefined;
+  startedAt: number;
+  restarts: number;
+  timer?: NodeJS.Timeout | undefined;
+  /** Why it is not running and will not be restarted. */
+  failed?: string | undefined;
+}
+
+/** See the module comment. */
+export class Supervisor {
+  private readonly children = new Map<ServiceName, Child>();
+  private stopping = false;
+
+  constructor(private readonly options: SupervisorOptions) {}
+
+  /** Spawns every service. */
+  start(): void {
+    for (const name of SERVICE_NAMES) {
+      const child: Child = { name, startedAt: 0, restarts: 0 };
+      this.children.set(name, child);
+      this.spawn(child);
+    }
+  }
+
+  /** The pid of a running service (tests use it to crash one). */
+  pid(name: ServiceName): number | undefined {
+    return this.children.get(name)?.proc?.pid;
+  }
+
+  /** Resolves when every service answers ping; rejects when one cannot start. */
+  async ready(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    await Promise.all(
+      SERVICE_NAMES.map(async (name) => {
+        for (;;) {
+          const failed = this.children.get(name)?.failed;
+          if (failed) throw new Error(`${name} cannot start: ${failed}`);
+          try {
+            await ping(this.options.sockets[name], { timeoutMs: 1000 });
+            return;
+          } catch {
+            if (Date.now() > deadline) throw new Error(`${name} did not answer ping within ${timeoutMs} ms`);
+            await new Promise((r) => setTimeout(r, 20));
+          }
+        }
+      }),
+    );
+  }
+
+  /** Forwards a signal (SIGHUP: reload) to every running service. */
+  signal(signal: NodeJS.Signals): void {
+    for (const child of this.children.values()) child.proc?.kill(signal);
+  }
+
+  /** Stops everything: SIGTERM, SIGKILL after the grace period, then removes leftover sockets. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const running = [...this.children.values()];
+    for (const child of running) clearTimeout(child.timer);
+    await Promise.all(
+      running.map(async (child) => {
+        if (!child.proc || !child.exited) return;
+        child.proc.kill('SIGTERM');
+        const killer = setTimeout(() => child.proc?.kill('SIGKILL'), this.options.graceMs);
+        await child.exited;
+        clearTimeout(killer);
+      }),
+    );
+    for (const name of SERVICE_NAMES) {
+      const socket = this.options.sockets[name];
+      // A child killed by SIGKILL could not remove its socket; nobody listens on it now.
+      if (existsSync(socket)) {
+        try {
+          unlinkSync(socket);
+        } catch {
+          // already gone
+        }
+      }
+    }
+  }
+
+  private spawn(child: Child): void {
+    const proc = spawn(process.execPath, [CLI, 'serve', child.name, ...this.options.args], {
+      stdio: ['pipe', 'ignore', 'pipe'],
+      env: { ...this.options.env, ZINO_SUPERVISED: '1' },
+    });
+    child.proc = proc;
+    child.startedAt = Date.now();
+    let buffer = '';
+    proc.stderr?.setEncoding('utf8').on('data', (text: string) => {
+      buffer += text;
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        if (line.trim() !== '') this.options.onLog(child.name, line);
+      }
+    });
+    proc.stdin?.on('error', () => undefined);
+    child.exited = new Promise((resolve) => {
+      proc.once('exit', (code, signal) => {
+        child.proc = undefined;
+        resolve();
+        this.onExit(child, code, signal);
+      });
+    });
+  }
+
+  private onExit(child: Child, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.stopping) return;
+    if (code === EXIT.OK) {
+      child.failed = 'it was stopped';
+      this.options.onNotice(`${child.name} stopped (exit 0); not restarting it`);
+      return;
+    }
+    if (code === EXIT.CONFIG) {
+      child.failed = 'invalid configuration (see its log)';
+      this.options.onNotice(`${child.name} exited with a configuration error; not restarting it`);
+      return;
+    }
+    if (Date.now() - child.startedAt >= HEALTHY_MS) child.restarts = 0;
+    const delay = Math.min(MAX_RESTART_MS, BASE_RESTART_MS * 2 ** child.restarts);
+    child.restarts++;
+    const how = signal ? `killed by ${signal}` : `exit ${String(code)}`;
+    this.options.onNotice(`${child.name} crashed (${how}); restarting in ${(delay / 1000).toFixed(2)} s`);
+    child.timer = setTimeout(() => {
+      if (!this.stopping) this.spawn(child);
+    }, delay);
+  }
+}

@@ -1,0 +1,157 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { request, stream, type Frame, type ServiceName } from '../../src/runtime/index.js';
+import { startMockLlm, type MockLlm } from '../../src/testing/mock-llm/server.js';
+import type { MockScript } from '../../src/testing/mock-llm/script.js';
+import { startServices, type ConfigOverrides, type ServiceGroup } from '../../src/testing/suite.js';
+import { tempDir } from '../helpers/util.js';
+
+let mock: MockLlm;
+const groups: { group: ServiceGroup; cleanup: () => void }[] = [];
+
+beforeAll(async () => {
+  mock = await startMockLlm();
+});
+afterAll(async () => {
+  await mock.close();
+});
+afterEach(async () => {
+  for (const { group, cleanup } of groups.splice(0)) {
+    const exits = await group.stop();
+    for (const exit of Object.values(exits)) expect(exit).toEqual({ code: 0, signal: null });
+    cleanup();
+  }
+});
+
+function script(value: MockScript): void {
+  mock.setScript(value);
+  mock.stats.requests = 0;
+  mock.stats.aborted = 0;
+  mock.stats.bodies.length = 0;
+}
+
+async function suite(names: ServiceName[], overrides: ConfigOverrides = {}): Promise<ServiceGroup> {
+  const { dir, cleanup } = tempDir('zdmn');
+  const group = await startServices(names, dir, { api: { base_url: mock.baseUrl, key: 'k' }, service: { model: 'm' }, exc: { sandbox: 'none' }, ...overrides });
+  groups.push({ group, cleanup });
+  return group;
+}
+
+const ALL: ServiceName[] = ['mem', 'sys', 'ctx', 'rtr', 'exc', 'agr', 'daemon'];
+
+async function frames(group: ServiceGroup, req: Frame): Promise<Frame[]> {
+  const out: Frame[] = [];
+  for await (const f of stream(group.get('daemon').socket, req)) out.push(f);
+  return out;
+}
+
+describe('daemon', () => {
+  it('assembles [system, ...context, user], answers collected, and stores the exchange', async () => {
+    script({ rules: [{ reply: 'Hi there.' }] });
+    const group = await suite(ALL);
+    const reply = await request(group.get('daemon').socket, { message: 'hello', channel_id: 'c1' });
+    expect(reply).toMatchObject({ type: 'response', content: 'Hi there.', via: 'agr', iterations: 1 });
+    const sent = mock.stats.bodies[0]?.messages as Frame[];
+    expect(sent[0]?.role).toBe('system');
+    expect(String(sent[0]?.content)).toContain('execute_bash');
+    expect(sent.at(-1)).toEqual({ role: 'user', content: 'hello' });
+    // The skill examples from ctx sit between the system prompt and the user message.
+    expect(sent.slice(1, -1).some((m) => String(m.content).includes('[KCR]'))).toBe(true);
+    const history = await request(group.get('mem').socket, { type: 'get_history', channel_id: 'c1' });
+    expect(history.messages).toEqual([
+      { role: 'user', content: 'hello' },
+      { role: 'assistant', content: 'Hi there.' },
+    ]);
+  });
+
+  it('streams chunk frames then done, only the contract frames without events', async () => {
+    script({ rules: [{ reply: 'one two three', chunkSize: 4 }] });
+    const group = await suite(ALL);
+    const out = await frames(group, { message: 'hi', stream: true });
+    expect(out.map((f) => f.type)).toEqual(['chunk', 'chunk', 'chunk', 'chunk', 'done']);
+    expect(out.at(-1)).toMatchObject({ type: 'done', full_text: 'one two three' });
+  });
+
+  it('passes agr event frames through only when asked', async () => {
+    script({ rules: [{ role: 'user', reply: '<tool_call>{"name":"execute_bash","arguments":{"code":"echo x"}}</tool_call>' }, { role: 'assistant', reply: 'ok' }] });
+    const group = await suite(ALL);
+    const types = (await frames(group, { message: 'hi', stream: true, events: true })).map((f) => f.type);
+    expect(types).toEqual(expect.arrayContaining(['iteration', 'tool_call', 'tool_result', 'done']));
+    const plain = (await frames(group, { message: 'hi', stream: true })).map((f) => f.type);
+    expect(new Set(plain)).toEqual(new Set(['chunk', 'done']));
+  });
+
+  it('answers through rtr directly when agr is unreachable, streaming or not', async () => {
+    script({ rules: [{ reply: 'straight from rtr', chunkSize: 6 }] });
+    const group = await suite(['mem', 'sys', 'ctx', 'rtr', 'daemon']);
+    expect(await request(group.get('daemon').socket, { message: 'hi' })).toMatchObject({ type: 'response', content: 'straight from rtr', via: 'rtr' });
+    const out = await frames(group, { message: 'hi', stream: true, channel_id: 'f' });
+    expect(out.at(-1)).toMatchObject({ type: 'done', full_text: 'straight from rtr', via: 'rtr' });
+    expect(out.filter((f) => f.type === 'chunk').length).toBe(3);
+    expect(group.get('daemon').logs.some((l) => l.msg === 'agr unreachable; answering through rtr directly')).toBe(true);
+    const history = await request(group.get('mem').socket, { type: 'get_history', channel_id: 'f' });
+    expect(history.messages).toHaveLength(2);
+  });
+
+  it("keeps the client's streaming contract when rtr cannot stream", async () => {
+    script({ rules: [{ reply: 'collected only' }] });
+    const group = await suite(['rtr', 'daemon'], { rtr: { streaming: false } });
+    expect(await frames(group, { message: 'hi', stream: true })).toEqual([
+      { type: 'chunk', delta: 'collected only' },
+      { type: 'done', full_text: 'collected only', usage: expect.any(Object), via: 'rtr' },
+    ]);
+  });
+
+  it('degrades without sys, ctx and mem: answers the bare user message and says so in the log', async () => {
+    script({ rules: [{ reply: 'still here' }] });
+    const group = await suite(['rtr', 'exc', 'agr', 'daemon']);
+    expect(await request(group.get('daemon').socket, { message: 'hi', channel_id: 'x' })).toMatchObject({ type: 'response', content: 'still here' });
+    expect(mock.stats.bodies[0]?.messages).toEqual([{ role: 'user', content: 'hi' }]);
+    const msgs = group.get('daemon').logs.map((l) => l.msg);
+    expect(msgs).toEqual(expect.arrayContaining(['no system prompt: sys failed; answering without it', 'no context: ctx failed; answering without it', 'exchange not stored: mem failed']));
+  });
+
+  it('reports an rtr failure as one error frame after nothing else', async () => {
+    script({ rules: [{ status: 401, errorMessage: 'bad key' }] });
+    const group = await suite(ALL);
+    expect(await frames(group, { message: 'hi', stream: true, channel_id: 'e' })).toEqual([
+      { type: 'error', code: 'UPSTREAM_ERROR', message: 'the LLM API answered 401: bad key (check [api] key or LLM_API_KEY)' },
+    ]);
+    const history = await request(group.get('mem').socket, { type: 'get_history', channel_id: 'e' });
+    expect(history.messages).toEqual([]);
+  });
+
+  it('refuses a missing or empty message and a bad channel id', async () => {
+    const group = await suite(['daemon']);
+    const socket = group.get('daemon').socket;
+    await expect(request(socket, {})).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: 'missing required field "message"' });
+    await expect(request(socket, { message: '   ' })).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: 'field "message" must not be empty' });
+    await expect(request(socket, { message: 'hi', channel_id: 5 })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+    await expect(request(socket, { message: 'hi', channel_id: 'x'.repeat(300) })).rejects.toMatchObject({ message: 'field "channel_id" must be at most 256 UTF-8 bytes, got 300' });
+    await expect(request(socket, { message: 'hi', stream: 'yes' })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+  });
+
+  it('reports every service in status, with rtr capabilities and the version', async () => {
+    const group = await suite(['mem', 'rtr', 'daemon']);
+    const reply = await request(group.get('daemon').socket, { type: 'status' });
+    expect(reply).toMatchObject({
+      type: 'status',
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      rtr: { type: 'capabilities', model: 'm', streaming: true },
+      services: {
+        daemon: { reachable: true },
+        mem: { reachable: true, latency_ms: expect.any(Number) },
+        rtr: { reachable: true },
+        agr: { reachable: false, error: expect.stringContaining('ENOENT') },
+      },
+    });
+  });
+
+  it('carries one request_id through daemon, agr, rtr and exc logs', async () => {
+    script({ rules: [{ role: 'user', reply: '<tool_call>{"name":"execute_bash","arguments":{"code":"true"}}</tool_call>' }, { role: 'assistant', reply: 'ok' }] });
+    const group = await suite(ALL);
+    await request(group.get('daemon').socket, { message: 'trace me', request_id: 'trace-42' });
+    for (const name of ['daemon', 'sys', 'ctx', 'agr', 'rtr', 'exc'] as const) {
+      expect(group.get(name).logs.some((l) => l.request_id === 'trace-42'), name).toBe(true);
+    }
+  });
+});
