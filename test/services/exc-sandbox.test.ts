@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/runtime/index.js';
@@ -7,15 +7,15 @@ import { utf8Boundary, BoundedCapture } from '../../src/services/exc/capture.js'
 
 let root: string;
 beforeEach(() => {
-  // Outside /tmp on purpose: paths under /tmp are private in the sandbox anyway.
-  root = path.join(process.cwd(), '.zino-test-hidden', String(process.pid));
+  // Outside /tmp on purpose (paths under /tmp are private in the sandbox anyway), and not
+  // under the checkout, which CI may have cloned into /tmp.
+  root = mkdtempSync('/var/tmp/zino-hidden-');
   mkdirSync(path.join(root, 'run'), { recursive: true });
   mkdirSync(path.join(root, 'data', 'mem'), { recursive: true });
   writeFileSync(path.join(root, 'ZINO.toml'), '');
 });
-afterEach(async () => {
-  const { rm } = await import('node:fs/promises');
-  await rm(path.join(process.cwd(), '.zino-test-hidden'), { recursive: true, force: true });
+afterEach(() => {
+  rmSync(root, { recursive: true, force: true });
 });
 
 describe('hiddenPaths', () => {
