@@ -11,6 +11,7 @@ import { memClear, memHistory, memRemember, memSearch, memSoft } from './command
 import { mockLlmCommand } from './commands/mock-llm.js';
 import { serveCommand } from './commands/serve.js';
 import { statusCommand } from './commands/status.js';
+import { registerSystemdCommands } from './commands/systemd.js';
 import { upCommand } from './commands/up.js';
 import type { ConfigOptions } from './config.js';
 
@@ -87,5 +88,7 @@ program
   .option('-p, --port <port>', 'TCP port (0 picks a free one)', '0')
   .option('--script <file>', 'JSON script of replies (see docs/testing.md)')
   .action((options: { port: string; script?: string }) => mockLlmCommand(options));
+
+registerSystemdCommands(program);
 
 await program.parseAsync(normaliseArgv(process.argv));

@@ -1,0 +1,78 @@
+/**
+ * Where a systemd installation of ZINO puts things. Every path is the path on
+ * the target system; {@link Layout.at} maps it into the root being installed to
+ * (`/` normally, a temp dir for tests and packaging).
+ */
+import path from 'node:path';
+import { SERVICE_NAMES, type ServiceName } from '../runtime/index.js';
+
+/** The system user and group the services run as. */
+export const ZINO_USER = 'zino';
+/** @see ZINO_USER */
+export const ZINO_GROUP = 'zino';
+
+/** Install prefix used when `--prefix` is not given. */
+export const DEFAULT_PREFIX = '/opt/zino';
+
+/** Fixed paths on the target system. */
+export const PATHS = {
+  /** Configuration directory, 0750 root:zino. */
+  configDir: '/etc/zino',
+  /** The configuration every unit reads (0640 root:zino), written only when absent. */
+  configFile: '/etc/zino/ZINO.toml',
+  /** `LLM_API_KEY=…` for rtr (0640 root:zino), written only when absent. */
+  envFile: '/etc/zino/zino.env',
+  /** Locally installed units. */
+  unitDir: '/etc/systemd/system',
+  /** tmpfiles.d entry for the runtime directory. */
+  tmpfilesFile: '/etc/tmpfiles.d/zino.conf',
+  /** sysusers.d entry for the user and group. */
+  sysusersFile: '/etc/sysusers.d/zino.conf',
+  /** The `zino` command for every user. */
+  wrapper: '/usr/local/bin/zino',
+  /** The sockets' directory (RuntimeDirectory= and tmpfiles.d). */
+  runtimeDir: '/run/zino',
+  /** mem's data (StateDirectory=zino). Never touched by install; removed only by `--purge`. */
+  stateDir: '/var/lib/zino',
+} as const;
+
+/** The target unit that groups the services. */
+export const TARGET_UNIT = 'zino.target';
+
+/** `zino-<name>.service` for every service, in the contract's order. */
+export const SERVICE_UNITS: readonly string[] = SERVICE_NAMES.map((name: ServiceName) => `zino-${name}.service`);
+
+/** Every unit file installed: the services, then the target. */
+export const ALL_UNITS: readonly string[] = [...SERVICE_UNITS, TARGET_UNIT];
+
+/** Name of the file, inside the prefix, that marks a directory as a ZINO installation. */
+export const MANIFEST = '.zino-install.json';
+
+/** Paths of one installation: a prefix inside a root. */
+export interface Layout {
+  /** The root installed into (`/` for a real installation). */
+  readonly root: string;
+  /** Absolute install prefix on the target system. */
+  readonly prefix: string;
+  /** True when `root` is `/`: commands (systemctl, systemd-sysusers…) may run. */
+  readonly live: boolean;
+  /** Maps a target-system path into the root. */
+  at(targetPath: string): string;
+}
+
+/** Builds the layout for `root` (default `/`) and `prefix` (default {@link DEFAULT_PREFIX}). */
+export function makeLayout(options: { root?: string | undefined; prefix?: string | undefined } = {}): Layout {
+  const root = path.resolve(options.root ?? '/');
+  const prefix = path.normalize(options.prefix ?? DEFAULT_PREFIX);
+  return {
+    root,
+    prefix,
+    live: root === '/',
+    at: (targetPath) => (root === '/' ? targetPath : path.join(root, targetPath)),
+  };
+}
+
+/** The unit file path of `unit` on the target system. */
+export function unitPath(unit: string): string {
+  return path.posix.join(PATHS.unitDir, unit);
+}

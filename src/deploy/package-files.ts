@@ -1,0 +1,96 @@
+/**
+ * What an installation copies from the built package: the compiled code, what
+ * the services read at run time (tools, skills, SYSTEM.md), the documentation the
+ * units link to, and the production dependencies exactly as `package-lock.json`
+ * pins them — copied from the tree that was built and tested, not downloaded
+ * again (see docs/decisions.md, "systemd").
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Package entries copied as they are (relative to the package root). */
+export const PACKAGE_ENTRIES: readonly string[] = ['package.json', 'package-lock.json', 'dist/src', 'tools', 'skills', 'SYSTEM.md', 'ZINO.toml', 'docs', 'systemd', 'README.md'];
+
+/** Entries without which an installation cannot run. */
+const REQUIRED: readonly string[] = ['package.json', 'package-lock.json', 'dist/src/cli/main.js', 'tools', 'skills', 'SYSTEM.md', 'ZINO.toml', 'systemd'];
+
+/** The package root of the running code (the directory of package.json named "zino"). */
+export function runningPackageRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const manifest = path.join(dir, 'package.json');
+    if (existsSync(manifest) && readPackageName(manifest) === 'zino') return dir;
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('cannot find the zino package root above this module');
+    dir = parent;
+  }
+}
+
+/** `name` of a package.json, or `undefined` when unreadable. */
+export function readPackageName(manifest: string): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `version` of the package at `root`. */
+export function readPackageVersion(root: string): string {
+  try {
+    return (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** The shape of package-lock.json (v2/v3) that matters here. */
+interface LockFile {
+  packages?: Record<string, { dev?: boolean; optional?: boolean } | undefined>;
+}
+
+/**
+ * The top-level `node_modules/<name>` directories the production dependencies
+ * need, from the lock file: every package not marked `dev`. Nested
+ * `node_modules` come along with their parent.
+ */
+export function productionModules(lockText: string): string[] {
+  const lock = JSON.parse(lockText) as LockFile;
+  if (!lock.packages) throw new Error('package-lock.json has no "packages" (lockfileVersion 2 or 3 is needed)');
+  const out: string[] = [];
+  for (const [key, entry] of Object.entries(lock.packages)) {
+    if (!key.startsWith('node_modules/') || entry?.dev === true) continue;
+    if (key.slice('node_modules/'.length).includes('/node_modules/')) continue;
+    out.push(key);
+  }
+  return out.sort();
+}
+
+/** What to copy from `source`, and what is missing for an installation to work. */
+export interface PackageSelection {
+  /** Paths relative to the package root, each copied to the same place under the prefix. */
+  entries: string[];
+  /** Problems that make the package unusable (e.g. not built). */
+  missing: string[];
+}
+
+/** Selects the files of the package at `source` to install. */
+export function selectPackageFiles(source: string): PackageSelection {
+  const missing = REQUIRED.filter((entry) => !existsSync(path.join(source, entry)));
+  if (missing.includes('dist/src/cli/main.js')) missing.push('(the package is not built: run "npm ci && npm run build" first)');
+  const entries = PACKAGE_ENTRIES.filter((entry) => existsSync(path.join(source, entry)));
+  if (existsSync(path.join(source, 'package-lock.json'))) {
+    for (const module of productionModules(readFileSync(path.join(source, 'package-lock.json'), 'utf8'))) {
+      // An optional dependency that does not apply to this platform is absent: fine.
+      if (existsSync(path.join(source, module))) entries.push(module);
+      else if (!isOptional(source, module)) missing.push(`${module} (run "npm ci" first)`);
+    }
+  }
+  return { entries, missing };
+}
+
+function isOptional(source: string, module: string): boolean {
+  const lock = JSON.parse(readFileSync(path.join(source, 'package-lock.json'), 'utf8')) as LockFile;
+  return lock.packages?.[module]?.optional === true;
+}

@@ -1,0 +1,124 @@
+/**
+ * What the unit templates promise, read from the files themselves: the
+ * contract's ordering, restart policy, the one unit with network, the umask, the
+ * writable places, and exc's room for bubblewrap.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SERVICE_UNITS } from '../../src/deploy/layout.js';
+import { PACKAGE_ROOT } from '../../src/testing/paths.js';
+import { last, parseUnit, words, type UnitSettings } from './helpers.js';
+
+const units = new Map<string, UnitSettings>(
+  [...SERVICE_UNITS, 'zino.target'].map((unit) => [unit, parseUnit(readFileSync(path.join(PACKAGE_ROOT, 'systemd', unit), 'utf8'))]),
+);
+function unit(name: string): UnitSettings {
+  const settings = units.get(name);
+  if (!settings) throw new Error(`no unit ${name}`);
+  return settings;
+}
+const others = (name: string): string[] => SERVICE_UNITS.filter((u) => u !== name);
+
+describe('unit templates', () => {
+  it.each(SERVICE_UNITS)('%s runs zino serve as zino with the installed config', (name) => {
+    const service = name.replace(/^zino-|\.service$/g, '');
+    const u = unit(name);
+    expect(last(u, 'ExecStart')).toBe(`@NODE@ @PREFIX@/dist/src/cli/main.js serve ${service} --config /etc/zino/ZINO.toml`);
+    expect(last(u, 'User')).toBe('zino');
+    expect(last(u, 'Group')).toBe('zino');
+  });
+
+  it.each(SERVICE_UNITS)('%s is part of zino.target, restarts on failure but not on a config error', (name) => {
+    const u = unit(name);
+    expect(words(u, 'PartOf')).toContain('zino.target');
+    expect(words(u, 'WantedBy')).toContain('zino.target');
+    expect(last(u, 'Restart')).toBe('on-failure');
+    expect(words(u, 'RestartPreventExitStatus')).toContain('78');
+    // Above [limits] shutdown_grace_ms = 10 s.
+    expect(Number(/^(\d+)s$/.exec(last(u, 'TimeoutStopSec') ?? '')?.[1])).toBeGreaterThan(10);
+  });
+
+  it.each(SERVICE_UNITS)('%s creates files with umask 0007 or stricter and keeps W^X off for the JIT', (name) => {
+    const u = unit(name);
+    expect(Number.parseInt(last(u, 'UMask') ?? '0', 8) & 0o007).toBe(0o007);
+    expect(last(u, 'MemoryDenyWriteExecute') ?? 'no').toBe('no');
+  });
+
+  it.each(SERVICE_UNITS)('%s can write only to /run/zino (and mem to /var/lib/zino)', (name) => {
+    const u = unit(name);
+    expect(last(u, 'ProtectSystem')).toBe('strict');
+    expect(last(u, 'ProtectHome')).toBe('yes');
+    expect(last(u, 'PrivateTmp')).toBe('yes');
+    expect(u.get('ReadWritePaths')).toBeUndefined();
+    expect(last(u, 'RuntimeDirectory')).toBe('zino');
+    expect(last(u, 'RuntimeDirectoryMode')).toBe('0750');
+    expect(last(u, 'RuntimeDirectoryPreserve')).toBe('yes');
+    expect(u.get('StateDirectory')).toEqual(name === 'zino-mem.service' ? ['zino'] : undefined);
+  });
+
+  it.each(SERVICE_UNITS)('%s may use Internet sockets only if it is rtr', (name) => {
+    const u = unit(name);
+    const families = words(u, 'RestrictAddressFamilies');
+    expect(families).toContain('AF_UNIX');
+    if (name === 'zino-rtr.service') {
+      expect(families).toEqual(expect.arrayContaining(['AF_INET', 'AF_INET6']));
+    } else {
+      expect(families).not.toContain('AF_INET');
+      expect(families).not.toContain('AF_INET6');
+      expect(last(u, 'PrivateNetwork')).toBe('yes');
+      expect(last(u, 'IPAddressDeny')).toBe('any');
+    }
+  });
+
+  it('gives the LLM key to rtr only and hides it from every other unit', () => {
+    for (const name of SERVICE_UNITS) {
+      const u = unit(name);
+      if (name === 'zino-rtr.service') {
+        expect(u.get('EnvironmentFile')).toEqual(['-/etc/zino/zino.env']);
+      } else {
+        expect(u.get('EnvironmentFile')).toBeUndefined();
+        expect(words(u, 'InaccessiblePaths')).toContain('-/etc/zino/zino.env');
+      }
+      if (name !== 'zino-mem.service') expect(words(u, 'InaccessiblePaths')).toContain('-/var/lib/zino');
+    }
+  });
+
+  it('orders the services as the contract implies', () => {
+    const daemon = unit('zino-daemon.service');
+    expect(words(daemon, 'Wants').sort()).toEqual(others('zino-daemon.service').sort());
+    expect(words(daemon, 'Requires')).toEqual(['zino-rtr.service']);
+    expect(words(daemon, 'After').sort()).toEqual(others('zino-daemon.service').sort());
+    expect(words(unit('zino-ctx.service'), 'Wants')).toEqual(['zino-mem.service']);
+    expect(words(unit('zino-ctx.service'), 'After')).toEqual(['zino-mem.service']);
+    expect(words(unit('zino-agr.service'), 'Wants').sort()).toEqual(['zino-exc.service', 'zino-rtr.service']);
+    expect(words(unit('zino-agr.service'), 'After').sort()).toEqual(['zino-exc.service', 'zino-rtr.service']);
+    expect(words(unit('zino.target'), 'WantedBy')).toEqual(['multi-user.target']);
+    expect(words(unit('zino.target'), 'Also').sort()).toEqual([...SERVICE_UNITS].sort());
+  });
+
+  it('reloads with SIGHUP the services that reload (sys, agr, ctx)', () => {
+    for (const name of SERVICE_UNITS) {
+      const reload = last(unit(name), 'ExecReload');
+      if (['zino-sys.service', 'zino-agr.service', 'zino-ctx.service'].includes(name)) expect(reload).toBe('/bin/kill -HUP $MAINPID');
+      else expect(reload).toBeUndefined();
+    }
+  });
+
+  it('lets exc create the namespaces and mounts bubblewrap needs, and no other unit', () => {
+    for (const name of SERVICE_UNITS) {
+      const u = unit(name);
+      if (name === 'zino-exc.service') {
+        expect(words(u, 'RestrictNamespaces').sort()).toEqual(['cgroup', 'ipc', 'mnt', 'net', 'pid', 'user', 'uts']);
+        expect(words(u, 'SystemCallFilter')).toContain('@mount');
+        expect(words(u, 'RestrictAddressFamilies')).toContain('AF_NETLINK');
+        // bwrap mounts a new /proc: these cover parts of /proc and would make the kernel refuse it.
+        for (const key of ['ProtectKernelTunables', 'ProtectKernelLogs', 'ProcSubset']) expect(u.get(key), key).toBeUndefined();
+      } else {
+        expect(last(u, 'RestrictNamespaces')).toBe('yes');
+        expect(words(u, 'SystemCallFilter')).not.toContain('@mount');
+        expect(words(u, 'RestrictAddressFamilies')).not.toContain('AF_NETLINK');
+      }
+    }
+  });
+});
