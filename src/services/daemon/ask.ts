@@ -8,6 +8,7 @@
  * - The exchange is stored before the terminal frame is sent, so a client that has
  *   seen `done` can rely on the next request seeing it in the history.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ZinoError,
   optionalBoolean,
@@ -65,18 +66,32 @@ export async function ask(config: Readonly<ResolvedConfig>, lock: ChannelLock, r
   }
 }
 
-/** Appends the exchange to the channel's history; a failure is logged, not raised. */
+/** Waits before retry n of a store while mem is unreachable: 100, 200, 400, 800 ms (1.5 s in all). */
+const STORE_RETRY_MS = [100, 200, 400, 800];
+
+/**
+ * Appends the exchange to the channel's history. While mem cannot be reached (it
+ * is restarting) the store is retried for about 1.5 s; after that, or on any other
+ * failure, it is logged, not raised: the answer still goes out.
+ */
 async function store(config: Readonly<ResolvedConfig>, channelId: string, message: string, answer: string, ctx: HandlerContext): Promise<void> {
-  ctx.signal.throwIfAborted();
-  try {
-    await request(
-      config.mem.socket,
-      { type: 'append_history', channel_id: channelId, messages: [{ role: 'user', content: message }, { role: 'assistant', content: answer }], request_id: ctx.requestId },
-      { signal: ctx.signal, connectTimeoutMs: config.limits.connect_timeout_ms, timeoutMs: config.daemon.dependency_timeout_ms, name: 'mem' },
-    );
-  } catch (err) {
+  const frame = { type: 'append_history', channel_id: channelId, messages: [{ role: 'user', content: message }, { role: 'assistant', content: answer }], request_id: ctx.requestId };
+  const options = { signal: ctx.signal, connectTimeoutMs: config.limits.connect_timeout_ms, timeoutMs: config.daemon.dependency_timeout_ms, name: 'mem' };
+  for (let attempt = 0; ; attempt++) {
     ctx.signal.throwIfAborted();
-    ctx.log.warn({ channel: channelId, reason: (err as Error).message }, 'exchange not stored: mem failed');
+    try {
+      await request(config.mem.socket, frame, options);
+      return;
+    } catch (err) {
+      ctx.signal.throwIfAborted();
+      const wait = STORE_RETRY_MS[attempt];
+      if (wait !== undefined && err instanceof ZinoError && err.code === 'UPSTREAM_UNAVAILABLE') {
+        await sleep(wait, undefined, { signal: ctx.signal });
+        continue;
+      }
+      ctx.log.warn({ channel: channelId, reason: (err as Error).message, attempts: attempt + 1 }, 'exchange not stored: mem failed');
+      return;
+    }
   }
 }
 

@@ -17,6 +17,10 @@ export interface MockRule {
   reply?: string;
   /** Explicit chunks of a streamed reply (overrides `reply` and `chunkSize`). */
   chunks?: string[];
+  /** Stream this chunk `repeatCount` times (generated as it goes, for replies of many MB). */
+  repeatChunk?: string;
+  /** How many times `repeatChunk` is streamed. */
+  repeatCount?: number;
   /** Characters per streamed chunk when `chunks` is not given. @default 4 */
   chunkSize?: number;
   /** Delay before each streamed chunk (and before a collected reply), in ms. @default 0 */
@@ -62,15 +66,26 @@ export function ruleMatches(rule: MockRule, last: { role?: unknown; content?: un
   return content.includes(rule.match);
 }
 
-/** The chunks a rule streams. */
-export function chunksOf(rule: MockRule): string[] {
-  if (rule.chunks) return rule.chunks;
+/** The chunks a rule streams (lazily, so a reply of many MB is never held whole). */
+export function* chunksOf(rule: MockRule): Generator<string> {
+  if (rule.repeatChunk !== undefined) {
+    for (let i = 0; i < (rule.repeatCount ?? 1); i++) yield rule.repeatChunk;
+    return;
+  }
+  if (rule.chunks) {
+    yield* rule.chunks;
+    return;
+  }
   const text = rule.reply ?? '';
   const size = Math.max(1, rule.chunkSize ?? 4);
   const chars = [...text];
-  const out: string[] = [];
-  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(''));
-  return out;
+  for (let i = 0; i < chars.length; i += size) yield chars.slice(i, i + size).join('');
+}
+
+/** The whole reply text of a rule (for collected replies and usage). */
+export function replyText(rule: MockRule): string {
+  if (rule.repeatChunk !== undefined) return rule.repeatChunk.repeat(rule.repeatCount ?? 1);
+  return [...chunksOf(rule)].join('');
 }
 
 /** Checks that a parsed JSON file is a usable script; throws with the reason. */

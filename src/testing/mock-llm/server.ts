@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chunksOf, ruleMatches, type MockRule, type MockScript } from './script.js';
+import { chunksOf, replyText, ruleMatches, type MockRule, type MockScript } from './script.js';
 
 /** What the mock has seen. */
 export interface MockStats {
@@ -21,6 +21,8 @@ export interface MockStats {
   authorizations: (string | undefined)[];
   /** Arrival time of every chat completion request (ms since the epoch). */
   arrivals: number[];
+  /** Bytes of streamed (SSE) data written so far: stalls when a client applies backpressure. */
+  bytesStreamed: number;
 }
 
 /** A running mock server. */
@@ -40,7 +42,7 @@ export interface MockLlm {
 export async function startMockLlm(script: MockScript = {}, options: { port?: number } = {}): Promise<MockLlm> {
   let current = script;
   let uses = new Map<MockRule, number>();
-  const stats: MockStats = { requests: 0, aborted: 0, active: 0, bodies: [], authorizations: [], arrivals: [] };
+  const stats: MockStats = { requests: 0, aborted: 0, active: 0, bodies: [], authorizations: [], arrivals: [], bytesStreamed: 0 };
   const sockets = new Set<import('node:net').Socket>();
   let sequence = 0;
 
@@ -109,10 +111,10 @@ export async function startMockLlm(script: MockScript = {}, options: { port?: nu
     }
     const id = `chatcmpl-mock-${++sequence}`;
     const created = Math.floor(Date.now() / 1000);
-    const chunks = chunksOf(rule);
-    const text = chunks.join('');
+    const streamedLength = rule.repeatChunk !== undefined ? rule.repeatChunk.length * (rule.repeatCount ?? 1) : undefined;
+    const text = body.stream === true && streamedLength !== undefined ? '' : replyText(rule);
     const promptChars = messages.reduce((n, m) => n + (typeof m.content === 'string' ? m.content.length : 0), 0);
-    const usage = rule.usage ?? { prompt_tokens: Math.ceil(promptChars / 4), completion_tokens: Math.ceil(text.length / 4) };
+    const usage = rule.usage ?? { prompt_tokens: Math.ceil(promptChars / 4), completion_tokens: Math.ceil((streamedLength ?? text.length) / 4) };
     const usageBlock = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
 
     if (body.stream !== true) {
@@ -129,13 +131,17 @@ export async function startMockLlm(script: MockScript = {}, options: { port?: nu
 
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     const event = async (data: unknown): Promise<void> => {
-      if (!res.write(`data: ${JSON.stringify(data)}\n\n`)) await Promise.race([new Promise((r) => res.once('drain', r)), closed]);
+      const line = `data: ${JSON.stringify(data)}\n\n`;
+      stats.bytesStreamed += Buffer.byteLength(line);
+      if (!res.write(line)) await Promise.race([new Promise((r) => res.once('drain', r)), closed]);
     };
     const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
       id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }],
     });
     await event(chunk({ role: 'assistant', content: '' }));
-    for (const [i, piece] of chunks.entries()) {
+    let i = -1;
+    for (const piece of chunksOf(rule)) {
+      i++;
       if (rule.hangAfterChunks !== undefined && i >= rule.hangAfterChunks) {
         await closed;
         return;
@@ -151,7 +157,7 @@ export async function startMockLlm(script: MockScript = {}, options: { port?: nu
       if (res.destroyed) return;
       await event(chunk({ content: piece }));
     }
-    if (rule.hangAfterChunks !== undefined && chunks.length <= rule.hangAfterChunks) {
+    if (rule.hangAfterChunks !== undefined && i + 1 <= rule.hangAfterChunks) {
       await closed;
       return;
     }
