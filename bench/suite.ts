@@ -1,0 +1,201 @@
+/**
+ * End-to-end benchmarks of the whole suite under `zino up`, against the mock LLM
+ * on loopback:
+ *
+ * - cold start: `zino up` until all seven services answer ping (target ≤ 1 s);
+ * - TTFT: first chunk of a short streamed reply through the daemon vs a direct
+ *   call to the same mock with the openai SDK, p50/p90 over 60 runs (target:
+ *   overhead ≤ 2 ms p50);
+ * - stream throughput: chunks per second of a 20,000-chunk reply end to end vs
+ *   direct (target ≥ 50% of direct);
+ * - concurrency: 200 concurrent streaming clients vs a lone request, with a reply
+ *   paced like a real model (50 chunks, 5 ms apart) (target: all complete, p99 ≤ 2×);
+ * - total RSS of the seven services after the run (target ≤ 400 MB).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import OpenAI from 'openai';
+import { SERVICE_NAMES, ping, stream } from '../src/runtime/index.js';
+import { startMockLlm, type MockLlm } from '../src/testing/mock-llm/server.js';
+import type { MockScript } from '../src/testing/mock-llm/script.js';
+import { writeTestConfig } from '../src/testing/suite.js';
+import { CLI_PATH } from '../src/testing/paths.js';
+import { startProcess, type RunningProcess } from '../src/testing/process.js';
+import { percentile, record } from './lib.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+
+const TTFT_RUNS = 60;
+const STREAM_CHUNKS = 20_000;
+const CONCURRENT = 200;
+
+interface Env {
+  mock: MockLlm;
+  up: RunningProcess;
+  dir: string;
+  daemon: string;
+  client: OpenAI;
+}
+
+function setScript(mock: MockLlm, script: MockScript): void {
+  mock.setScript(script);
+}
+
+async function coldStart(file: string, dir: string): Promise<{ up: RunningProcess; ms: number }> {
+  const sockets = SERVICE_NAMES.map((name) => path.join(dir, 'run', `${name}.sock`));
+  const started = performance.now();
+  const up = startProcess(CLI_PATH, ['up', '--config', file], { env: { ...process.env, ZINO_LOG_LEVEL: 'info' } });
+  await Promise.all(
+    sockets.map(async (socket) => {
+      for (;;) {
+        try {
+          await ping(socket, { timeoutMs: 1000 });
+          return;
+        } catch {
+          if (performance.now() - started > 30_000) throw new Error(`${socket} never answered`);
+          await new Promise((r) => setTimeout(r, 2));
+        }
+      }
+    }),
+  );
+  return { up, ms: performance.now() - started };
+}
+
+/** Time to the first content chunk of a direct streamed call to the mock. */
+async function directTtft(client: OpenAI): Promise<number> {
+  const started = performance.now();
+  const s = await client.chat.completions.create({ model: 'm', stream: true, messages: [{ role: 'user', content: 'ttft probe' }] });
+  let first = 0;
+  for await (const chunk of s) {
+    if (first === 0 && chunk.choices[0]?.delta?.content) first = performance.now() - started;
+  }
+  return first;
+}
+
+/** Time to the first chunk through the daemon (the whole suite). */
+async function suiteTtft(daemon: string, channel?: string): Promise<number> {
+  const started = performance.now();
+  let first = 0;
+  for await (const frame of stream(daemon, { message: 'ttft probe', stream: true, ...(channel ? { channel_id: channel } : {}) })) {
+    if (first === 0 && frame.type === 'chunk') first = performance.now() - started;
+  }
+  return first;
+}
+
+async function ttft(env: Env): Promise<void> {
+  setScript(env.mock, { rules: [{ reply: 'The short answer is yes, it works.', chunkSize: 4 }] });
+  for (let i = 0; i < 5; i++) {
+    await directTtft(env.client);
+    await suiteTtft(env.daemon);
+  }
+  const direct: number[] = [];
+  const suite: number[] = [];
+  for (let i = 0; i < TTFT_RUNS; i++) {
+    direct.push(await directTtft(env.client));
+    suite.push(await suiteTtft(env.daemon, 'bench-ttft'));
+  }
+  const d50 = percentile(direct, 50);
+  const s50 = percentile(suite, 50);
+  record({ name: 'ttft.direct.p50', value: d50, unit: 'ms' });
+  record({ name: 'ttft.direct.p90', value: percentile(direct, 90), unit: 'ms' });
+  record({ name: 'ttft.suite.p50', value: s50, unit: 'ms' });
+  record({ name: 'ttft.suite.p90', value: percentile(suite, 90), unit: 'ms' });
+  record({ name: 'ttft.overhead.p50', value: s50 - d50, unit: 'ms', target: '<= 2 ms', ok: s50 - d50 <= 2, details: { runs: TTFT_RUNS } });
+}
+
+async function throughput(env: Env): Promise<void> {
+  setScript(env.mock, { rules: [{ repeatChunk: 'tok ', repeatCount: STREAM_CHUNKS }] });
+  const directStarted = performance.now();
+  let directChunks = 0;
+  const s = await env.client.chat.completions.create({ model: 'm', stream: true, messages: [{ role: 'user', content: 'stream' }] });
+  for await (const chunk of s) if (chunk.choices[0]?.delta?.content) directChunks++;
+  const directRate = directChunks / ((performance.now() - directStarted) / 1000);
+
+  const started = performance.now();
+  let text = 0;
+  let frames = 0;
+  for await (const frame of stream(env.daemon, { message: 'stream', stream: true })) {
+    if (frame.type === 'chunk') {
+      frames++;
+      text += String(frame.delta).length;
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  // Model chunks delivered per second (the text is 4 characters per model chunk).
+  const rate = text / 4 / seconds;
+  record({ name: 'stream.direct.chunks_per_s', value: directRate, unit: 'chunks/s', details: { chunks: directChunks } });
+  record({ name: 'stream.suite.chunks_per_s', value: rate, unit: 'chunks/s', details: { chunks: text / 4, frames } });
+  record({ name: 'stream.suite_vs_direct', value: (rate / directRate) * 100, unit: '%', target: '>= 50 %', ok: rate / directRate >= 0.5 });
+}
+
+async function concurrency(env: Env): Promise<void> {
+  setScript(env.mock, { rules: [{ repeatChunk: 'word ', repeatCount: 50, delayMs: 5 }] });
+  const one = async (i: number): Promise<{ ms: number; ok: boolean }> => {
+    const started = performance.now();
+    let text = '';
+    let done = false;
+    for await (const frame of stream(env.daemon, { message: `client ${i}`, stream: true, channel_id: `bench-${i}` })) {
+      if (frame.type === 'chunk') text += String(frame.delta);
+      if (frame.type === 'done') done = frame.full_text === text && text === 'word '.repeat(50);
+    }
+    return { ms: performance.now() - started, ok: done };
+  };
+  const lone: number[] = [];
+  for (let i = 0; i < 10; i++) lone.push((await one(-1)).ms);
+  const loneP50 = percentile(lone, 50);
+  const results = await Promise.all(Array.from({ length: CONCURRENT }, (_, i) => one(i)));
+  const ms = results.map((r) => r.ms);
+  const successes = results.filter((r) => r.ok).length;
+  const p99 = percentile(ms, 99);
+  record({ name: 'concurrent.lone.p50', value: loneP50, unit: 'ms' });
+  record({ name: 'concurrent.200.successes', value: successes, unit: 'of 200', target: '= 200', ok: successes === CONCURRENT });
+  record({ name: 'concurrent.200.p50', value: percentile(ms, 50), unit: 'ms' });
+  record({ name: 'concurrent.200.p99', value: p99, unit: 'ms' });
+  record({ name: 'concurrent.200.p99_vs_lone', value: p99 / loneP50, unit: 'x', target: '<= 2', ok: p99 / loneP50 <= 2 });
+}
+
+function rssMB(pid: number): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) / 1024;
+}
+
+function servicePids(file: string): number[] {
+  const pids: number[] = [];
+  for (const entry of require_readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (cmd.includes(' serve ') && cmd.includes(file)) pids.push(Number(entry));
+    } catch {
+      // gone
+    }
+  }
+  return pids;
+}
+
+import { readdirSync as require_readdir } from 'node:fs';
+
+/** Runs the suite benchmarks. */
+export async function run(): Promise<void> {
+  const mock = await startMockLlm();
+  const dir = mkdtempSync(path.join(tmpdir(), 'zbench-'));
+  const { file } = writeTestConfig(dir, { api: { base_url: mock.baseUrl, key: 'k' }, service: { model: 'm' }, exc: { sandbox: 'none' } });
+  try {
+    const { up, ms } = await coldStart(file, dir);
+    record({ name: 'cold_start', value: ms, unit: 'ms', target: '<= 1000 ms', ok: ms <= 1000 });
+    const env: Env = { mock, up, dir, daemon: path.join(dir, 'run', 'daemon.sock'), client: new OpenAI({ baseURL: mock.baseUrl, apiKey: 'k', maxRetries: 0 }) };
+    try {
+      await ttft(env);
+      await throughput(env);
+      await concurrency(env);
+      const pids = servicePids(file);
+      const total = pids.reduce((sum, pid) => sum + rssMB(pid), 0);
+      record({ name: 'rss.total_7', value: total * 1.048576, unit: 'MB', target: '<= 400 MB', ok: total * 1.048576 <= 400, details: { services: pids.length } });
+    } finally {
+      await up.stop('SIGINT');
+    }
+  } finally {
+    await mock.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
