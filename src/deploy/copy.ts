@@ -22,7 +22,7 @@ export function installPackage(source: string, prefix: string, entries: readonly
       cpSync(path.join(source, entry), target, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true });
     }
     writeFileSync(path.join(staging, MANIFEST), manifest, { mode: 0o644 });
-    if (existsSync(prefix)) renameSync(prefix, old);
+    if (existsSync(prefix)) moveAside(prefix, old);
     try {
       renameSync(staging, prefix);
     } catch (err) {
@@ -34,4 +34,18 @@ export function installPackage(source: string, prefix: string, entries: readonly
     throw err;
   }
   rmSync(old, { recursive: true, force: true });
+}
+
+/**
+ * Renames the old tree out of the way. overlayfs (containers) cannot rename a
+ * directory of its lower layer (EXDEV): the old tree is then removed instead, and
+ * for a moment there is no prefix at all.
+ */
+function moveAside(prefix: string, old: string): void {
+  try {
+    renameSync(prefix, old);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+    rmSync(prefix, { recursive: true, force: true });
+  }
 }

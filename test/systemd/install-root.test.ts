@@ -27,7 +27,7 @@ function zino(...args: string[]): { status: number | null; output: string } {
 function referencedPaths(unitFile: string): { path: string; optional: boolean }[] {
   const u = readUnit(unitFile);
   const out: { path: string; optional: boolean }[] = [];
-  for (const key of ['ExecStart', 'ExecReload', 'EnvironmentFile', 'InaccessiblePaths', 'Documentation']) {
+  for (const key of ['ExecStart', 'ExecStartPost', 'ExecReload', 'EnvironmentFile', 'InaccessiblePaths', 'Documentation']) {
     for (const word of words(u, key)) {
       const optional = word.startsWith('-');
       const value = word.replace(/^-/, '').replace(/^file:/, '');

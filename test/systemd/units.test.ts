@@ -21,10 +21,11 @@ function unit(name: string): UnitSettings {
 const others = (name: string): string[] => SERVICE_UNITS.filter((u) => u !== name);
 
 describe('unit templates', () => {
-  it.each(SERVICE_UNITS)('%s runs zino serve as zino with the installed config', (name) => {
+  it.each(SERVICE_UNITS)('%s runs zino serve as zino with the installed config, active once it answers ping', (name) => {
     const service = name.replace(/^zino-|\.service$/g, '');
     const u = unit(name);
     expect(last(u, 'ExecStart')).toBe(`@NODE@ @PREFIX@/dist/src/cli/main.js serve ${service} --config /etc/zino/ZINO.toml`);
+    expect(last(u, 'ExecStartPost')).toBe(`@NODE@ @PREFIX@/dist/src/deploy/wait-ready.js ${service} /etc/zino/ZINO.toml`);
     expect(last(u, 'User')).toBe('zino');
     expect(last(u, 'Group')).toBe('zino');
   });
