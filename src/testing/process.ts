@@ -22,12 +22,12 @@ export interface RunningProcess {
   stop(signal?: NodeJS.Signals, killAfterMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Spawns `node <script> ...args` with stdout and stderr collected. */
-export function startProcess(script: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): RunningProcess {
+/** Spawns `node <script> ...args` with stdout and stderr collected (stderr discarded with `quiet`, for benchmarks). */
+export function startProcess(script: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; quiet?: boolean } = {}): RunningProcess {
   const child = spawn(process.execPath, [script, ...args], {
     env: options.env ?? process.env,
     cwd: options.cwd,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', options.quiet ? 'ignore' : 'pipe'],
   });
   const logs: Record<string, unknown>[] = [];
   let out = '';

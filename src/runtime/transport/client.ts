@@ -9,7 +9,7 @@
 import net from 'node:net';
 import { RemoteError, ZinoError, abortError } from '../errors.js';
 import { DEFAULT_MAX_FRAME_BYTES, type Frame } from '../frame/codec.js';
-import { FrameDecoder } from '../frame/decoder.js';
+import { readFrames } from './frame-reader.js';
 import { FrameWriter } from './writer.js';
 
 /** Frame types that end a streamed exchange. */
@@ -33,6 +33,11 @@ export interface ClientOptions {
 export interface StreamOptions extends ClientOptions {
   /** Decides which frame ends the exchange. @default type in {@link TERMINAL_TYPES} */
   isTerminal?: ((frame: Frame) => boolean) | undefined;
+  /**
+   * A connection opened earlier with {@link connect} (while the request was still being
+   * prepared) to use instead of connecting now. The stream owns it from then on.
+   */
+  connection?: Promise<net.Socket> | undefined;
 }
 
 /** Connects to a Unix socket; rejects with UPSTREAM_UNAVAILABLE, TIMEOUT or CANCELLED. */
@@ -76,46 +81,50 @@ export async function* stream(socketPath: string, request: Frame, options: Strea
   const label = options.name ?? socketPath;
   const isTerminal = options.isTerminal ?? ((f: Frame) => typeof f.type === 'string' && TERMINAL_TYPES.has(f.type));
   const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
-  const signals = [options.signal, options.timeoutMs === undefined ? undefined : AbortSignal.timeout(options.timeoutMs)];
-  const active = signals.filter((s): s is AbortSignal => s !== undefined);
-  const signal = active.length > 1 ? AbortSignal.any(active) : active[0];
-
-  const abortReason = (): ZinoError => {
-    const reason: unknown = signal?.reason;
-    const timedOut = reason instanceof Error && reason.name === 'TimeoutError';
-    return timedOut ? new ZinoError('TIMEOUT', `${label} did not answer within ${options.timeoutMs} ms`) : abortError(signal, `request to ${label}`);
-  };
-  let socket: net.Socket;
-  try {
-    socket = await connect(socketPath, { ...options, signal });
-  } catch (err) {
-    throw signal?.aborted ? abortReason() : err;
-  }
+  const { signal } = options;
+  // A plain timer rather than AbortSignal.timeout + AbortSignal.any: this runs for every hop of every request.
+  let timedOut = false;
+  let socket: net.Socket | undefined;
+  const cancelled = (): ZinoError =>
+    timedOut ? new ZinoError('TIMEOUT', `${label} did not answer within ${options.timeoutMs} ms`) : abortError(signal, `request to ${label}`);
+  const timer =
+    options.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          socket?.destroy(cancelled());
+          timeoutController?.abort();
+        }, options.timeoutMs);
+  // Only needed to interrupt a connect in progress when the overall timeout fires.
+  const timeoutController = timer === undefined ? undefined : new AbortController();
+  const connectSignal = timeoutController && signal ? AbortSignal.any([signal, timeoutController.signal]) : (timeoutController?.signal ?? signal);
   const onAbort = (): void => {
-    socket.destroy(abortReason());
+    socket?.destroy(cancelled());
   };
   signal?.addEventListener('abort', onAbort, { once: true });
-  // Errors surface through the iterator below; this keeps an early one from being unhandled.
-  socket.on('error', noop);
   try {
-    await new FrameWriter(socket, maxFrameBytes).write(request);
-    const decoder = new FrameDecoder({ maxFrameBytes });
-    for await (const chunk of socket as AsyncIterable<Buffer>) {
-      decoder.push(chunk);
-      for (let frame = decoder.read(); frame !== undefined; frame = decoder.read()) {
-        yield frame;
-        if (isTerminal(frame)) return;
-      }
+    try {
+      socket = await (options.connection ?? connect(socketPath, { ...options, signal: connectSignal }));
+    } catch (err) {
+      throw timedOut || signal?.aborted ? cancelled() : err;
     }
-    throw new ZinoError('CONNECTION_CLOSED', `${label} closed the connection before sending a complete reply`);
+    // Errors surface through the reader below; this keeps an early one from being unhandled.
+    socket.on('error', noop);
+    await new FrameWriter(socket, maxFrameBytes).write(request);
+    for await (const frame of readFrames(socket, maxFrameBytes)) {
+      yield frame;
+      if (isTerminal(frame)) return;
+    }
+    throw closedEarly(label);
   } catch (err) {
-    if (signal?.aborted) throw abortReason();
-    if (err instanceof ZinoError) throw err;
-    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    throw new ZinoError('CONNECTION_CLOSED', `connection to ${label} failed: ${code}`, { cause: err });
+    if (timedOut || signal?.aborted) throw cancelled();
+    // Protocol errors, an oversize frame, an unreachable socket: as they are.
+    if (err instanceof ZinoError && err.code !== 'CONNECTION_CLOSED') throw err;
+    throw closedEarly(label, err);
   } finally {
+    clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
-    socket.destroy();
+    socket?.destroy();
   }
 }
 
@@ -149,6 +158,13 @@ function unavailable(label: string, socketPath: string, err: NodeJS.ErrnoExcepti
   };
   const hint = why[err.code ?? ''] ?? err.message;
   return new ZinoError('UPSTREAM_UNAVAILABLE', `cannot connect to ${label} at ${socketPath}: ${err.code ?? 'error'} (${hint})`, { cause: err });
+}
+
+/** The error for a server that went away before its terminal frame; names the socket error when there was one. */
+function closedEarly(label: string, cause?: unknown): ZinoError {
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  const why = typeof code === 'string' && /^E[A-Z]+$/.test(code) ? ` (${code})` : '';
+  return new ZinoError('CONNECTION_CLOSED', `${label} closed the connection before sending a complete reply${why}`, { cause });
 }
 
 function noop(): void {}

@@ -37,6 +37,12 @@ export class FrameWriter {
   private writeBytes(bytes: Buffer): Promise<void> {
     const socket = this.socket;
     if (socket.destroyed || !socket.writable) return Promise.reject(closedError());
+    // Frames written in the same tick (a burst of chunks) leave in one writev: one system
+    // call and one wake-up of the reader instead of one per frame.
+    if (socket.writableCorked === 0) {
+      socket.cork();
+      process.nextTick(uncork, socket);
+    }
     if (socket.write(bytes)) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const onDrain = (): void => {
@@ -55,6 +61,10 @@ export class FrameWriter {
       socket.on('close', onClose);
     });
   }
+}
+
+function uncork(socket: Socket): void {
+  socket.uncork();
 }
 
 function closedError(): ZinoError {

@@ -11,6 +11,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ZinoError,
+  connect,
   optionalBoolean,
   optionalString,
   request,
@@ -35,12 +36,18 @@ export async function ask(config: Readonly<ResolvedConfig>, lock: ChannelLock, r
 
   const started = performance.now();
   const release = channelId === undefined ? undefined : await lock.acquire(channelId, ctx.signal);
+  // Connect to agr while the prompt is being assembled: one round trip less before the first token.
+  const agrConnection = connect(config.agr.socket, { signal: ctx.signal, connectTimeoutMs: config.limits.connect_timeout_ms, name: 'agr' });
+  // Marks a failure as handled until dispatch awaits it (then it picks the rtr fallback).
+  agrConnection.catch(() => undefined);
+  let handedOver = false;
   try {
     const prompt = await assemblePrompt(config, message, channelId, ctx);
     let text = '';
     let firstChunkMs: number | undefined;
     let terminal: Frame | undefined;
-    for await (const frame of dispatch(config, { messages: prompt.messages, stream: streamed, events }, ctx)) {
+    handedOver = true;
+    for await (const frame of dispatch(config, { messages: prompt.messages, stream: streamed, events }, ctx, agrConnection)) {
       if (frame.type === 'chunk') {
         firstChunkMs ??= performance.now() - started;
         text += String(frame.delta ?? '');
@@ -62,6 +69,7 @@ export async function ask(config: Readonly<ResolvedConfig>, lock: ChannelLock, r
     );
     return terminal;
   } finally {
+    if (!handedOver) void agrConnection.then((socket) => socket.destroy(), () => undefined);
     release?.();
   }
 }

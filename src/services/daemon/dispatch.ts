@@ -4,6 +4,7 @@
  * Frames come out in the shape the client asked for: `chunk`… `done`, or one
  * `response`, or one `error`.
  */
+import type net from 'node:net';
 import { ZinoError, request, stream, type ChatMessage, type Frame, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
 
 /** What to run. */
@@ -13,14 +14,17 @@ export interface Dispatch {
   events: boolean;
 }
 
-/** Frames for the client; the last one is terminal. `via` says who answered. */
-export async function* dispatch(config: Readonly<ResolvedConfig>, job: Dispatch, ctx: HandlerContext): AsyncGenerator<Frame & { via?: 'agr' | 'rtr' }> {
+/**
+ * Frames for the client; the last one is terminal. `via` says who answered.
+ * `agrConnection` is a connection to agr opened while the prompt was assembled.
+ */
+export async function* dispatch(config: Readonly<ResolvedConfig>, job: Dispatch, ctx: HandlerContext, agrConnection?: Promise<net.Socket>): AsyncGenerator<Frame & { via?: 'agr' | 'rtr' }> {
   const sampling = { temperature: config.agent.temperature, top_p: config.agent.top_p };
   const base = { signal: ctx.signal, connectTimeoutMs: config.limits.connect_timeout_ms, maxFrameBytes: config.limits.max_frame_bytes };
   const frames = stream(
     config.agr.socket,
     { type: 'run', messages: job.messages, ...sampling, max_iterations: config.agr.max_iterations, stream: job.stream, request_id: ctx.requestId, ...(job.events ? { events: true } : {}) },
-    { ...base, name: 'agr' },
+    { ...base, name: 'agr', connection: agrConnection },
   );
   try {
     for await (const frame of frames) {

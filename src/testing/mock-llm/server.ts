@@ -1,11 +1,12 @@
 /**
  * A mock OpenAI-compatible LLM server on 127.0.0.1 for tests and benchmarks:
- * `POST /v1/chat/completions` (SSE stream or JSON), `GET /v1/models`, and
- * `GET /_mock/stats` for a test in another process. Replies follow a {@link MockScript}.
+ * `POST /v1/chat/completions` (SSE stream or JSON), `GET /v1/models`, and for a
+ * test or benchmark in another process `GET /_mock/stats` and `POST /_mock/script`
+ * (replaces the script). Replies follow a {@link MockScript}.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chunksOf, replyText, ruleMatches, type MockRule, type MockScript } from './script.js';
+import { chunksOf, parseScript, replyText, ruleMatches, type MockRule, type MockScript } from './script.js';
 
 /** What the mock has seen. */
 export interface MockStats {
@@ -66,6 +67,16 @@ export async function startMockLlm(script: MockScript = {}, options: { port?: nu
     }
     if (req.method === 'GET' && url.pathname === '/_mock/stats') {
       json(res, 200, stats);
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/_mock/script') {
+      try {
+        current = parseScript(JSON.parse(await readBody(req)));
+        uses = new Map();
+        json(res, 200, { ok: true });
+      } catch (err) {
+        sendError(res, 400, `invalid script: ${(err as Error).message}`);
+      }
       return;
     }
     if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') {

@@ -1,0 +1,73 @@
+/**
+ * Reading frames from a client socket as an async iterator, driven by socket
+ * events rather than the stream's own async iterator (which costs an AbortError
+ * with a stack trace per connection). Backpressure is kept: the socket is paused
+ * while decoded frames wait for the consumer.
+ */
+import type { Socket } from 'node:net';
+import { ZinoError } from '../errors.js';
+import type { Frame } from '../frame/codec.js';
+import { FrameDecoder } from '../frame/decoder.js';
+
+/** Frames waiting for the consumer before the socket is paused. */
+const HIGH_WATER_FRAMES = 64;
+
+/** Yields frames from `socket` until it ends; throws the socket's error or a protocol error. */
+export async function* readFrames(socket: Socket, maxFrameBytes: number): AsyncGenerator<Frame, 'ended', undefined> {
+  const decoder = new FrameDecoder({ maxFrameBytes });
+  const queue: Frame[] = [];
+  let failure: Error | undefined;
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const notify = (): void => {
+    const resume = wake;
+    wake = undefined;
+    resume?.();
+  };
+  const onData = (chunk: Buffer): void => {
+    try {
+      decoder.push(chunk);
+      for (let frame = decoder.read(); frame !== undefined; frame = decoder.read()) queue.push(frame);
+    } catch (err) {
+      failure = err as Error;
+      socket.destroy();
+    }
+    if (queue.length >= HIGH_WATER_FRAMES) socket.pause();
+    notify();
+  };
+  const onEnd = (): void => {
+    ended = true;
+    notify();
+  };
+  const onError = (err: Error): void => {
+    failure ??= err;
+    notify();
+  };
+  const onClose = (): void => {
+    if (!ended) failure ??= new ZinoError('CONNECTION_CLOSED', 'the connection closed');
+    ended = true;
+    notify();
+  };
+  socket.on('data', onData);
+  socket.on('end', onEnd);
+  socket.on('error', onError);
+  socket.on('close', onClose);
+  try {
+    for (;;) {
+      if (queue.length > 0) {
+        const frame = queue.shift() as Frame;
+        if (queue.length < HIGH_WATER_FRAMES / 2 && socket.isPaused()) socket.resume();
+        yield frame;
+        continue;
+      }
+      if (failure) throw failure;
+      if (ended) return 'ended';
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+  } finally {
+    socket.off('data', onData);
+    socket.off('end', onEnd);
+    socket.off('error', onError);
+    socket.off('close', onClose);
+  }
+}
