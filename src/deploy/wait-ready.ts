@@ -3,7 +3,12 @@
  * answers ping. The units run it as `ExecStartPost=`, so a unit becomes active
  * (and the units ordered after it start) only when its socket can be used, and
  * `systemctl start zino.target && zino ask …` works. Exit 0 when ready, 1 when
- * not within the bound, 78 on a configuration error.
+ * not within the bound.
+ *
+ * On a configuration error it waits instead of failing: the service fails on the
+ * same file with exit status 78, and systemd then judges the unit by that status
+ * (RestartPreventExitStatus=78: no restart). Failing first would make the unit
+ * fail on this control process instead, and be restarted once.
  */
 import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -27,7 +32,8 @@ export async function waitReady(socket: string, timeoutMs = READY_TIMEOUT_MS, in
   }
 }
 
-async function main(argv: string[]): Promise<number> {
+/** The command: returns the exit status. `timeoutMs` bounds every wait. */
+export async function main(argv: string[], timeoutMs = READY_TIMEOUT_MS): Promise<number> {
   const [service, config] = argv;
   if (!SERVICE_NAMES.includes(service as ServiceName) || config === undefined) {
     process.stderr.write(`usage: wait-ready.js <${SERVICE_NAMES.join('|')}> <config file>\n`);
@@ -38,10 +44,12 @@ async function main(argv: string[]): Promise<number> {
     socket = loadConfig({ path: config, env: {} }).config[service as ServiceName].socket;
   } catch (err) {
     process.stderr.write(`wait-ready: ${(err as Error).message}\n`);
-    return err instanceof ConfigError ? 78 : 1;
+    if (!(err instanceof ConfigError)) return 1;
+    await sleep(timeoutMs);
+    return 78;
   }
-  if (await waitReady(socket)) return 0;
-  process.stderr.write(`wait-ready: ${service} did not answer ping on ${socket} within ${READY_TIMEOUT_MS / 1000} s\n`);
+  if (await waitReady(socket, timeoutMs)) return 0;
+  process.stderr.write(`wait-ready: ${service} did not answer ping on ${socket} within ${timeoutMs / 1000} s\n`);
   return 1;
 }
 

@@ -5,8 +5,8 @@
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { waitReady } from '../../src/deploy/wait-ready.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { main, waitReady } from '../../src/deploy/wait-ready.js';
 import { PACKAGE_ROOT } from '../../src/testing/paths.js';
 import { startService, writeTestConfig, type StartedService } from '../../src/testing/suite.js';
 import { tempDir } from '../helpers/util.js';
@@ -39,13 +39,16 @@ describe('wait-ready', () => {
     expect(result.status).toBe(0);
   });
 
-  it('exits 78 on a configuration error, like the service itself', () => {
+  it('on a configuration error waits for the service to fail with 78 itself, then exits 78', async () => {
     const { dir, cleanup } = tempDir('zwr');
     cleanups.push(cleanup);
     const file = path.join(dir, 'ZINO.toml');
     writeFileSync(file, '[sys]\nsocket = 5\n');
-    const result = spawnSync(process.execPath, [SCRIPT, 'sys', file], { encoding: 'utf8' });
-    expect(result.status).toBe(78);
-    expect(result.stderr).toContain('[sys] socket must be a string');
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    cleanups.push(() => stderr.mockRestore());
+    const started = Date.now();
+    expect(await main(['sys', file], 200)).toBe(78);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+    expect(String(stderr.mock.calls[0]?.[0])).toContain('[sys] socket must be a string');
   });
 });
