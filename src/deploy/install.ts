@@ -58,6 +58,11 @@ export function installSystemd(options: InstallOptions): number {
   let files: InstallFiles;
   try {
     layout = makeLayout({ root: options.root, prefix: options.prefix ?? installedPrefix(options.root) });
+  } catch (err) {
+    print(`zino install-systemd: ${(err as Error).message}`);
+    return USAGE;
+  }
+  try {
     files = renderInstallFiles(source, { node, prefix: layout.prefix });
   } catch (err) {
     print(`zino install-systemd: ${(err as Error).message}`);

@@ -60,10 +60,15 @@ export interface Layout {
   at(targetPath: string): string;
 }
 
-/** Builds the layout for `root` (default `/`) and `prefix` (default {@link DEFAULT_PREFIX}). */
+/**
+ * Builds the layout for `root` (default `/`) and `prefix` (default
+ * {@link DEFAULT_PREFIX}). Throws when the prefix is not an absolute path below `/`:
+ * a relative one would be taken from the working directory, and removed by uninstall.
+ */
 export function makeLayout(options: { root?: string | undefined; prefix?: string | undefined } = {}): Layout {
   const root = path.resolve(options.root ?? '/');
-  const prefix = path.normalize(options.prefix ?? DEFAULT_PREFIX);
+  const prefix = path.normalize(options.prefix ?? DEFAULT_PREFIX).replace(/(.)\/+$/, '$1');
+  if (!path.isAbsolute(prefix) || prefix === '/') throw new Error(`--prefix must be an absolute directory other than /, got "${options.prefix ?? ''}"`);
   return {
     root,
     prefix,

@@ -150,3 +150,28 @@ describe('install-systemd --dry-run', () => {
     }
   });
 });
+
+describe('install-systemd on this system without root', () => {
+  /** Runs the CLI as an ordinary user: `nobody` when the tests run as root. */
+  function asUser(...args: string[]): { status: number | null; output: string } {
+    const argv = process.geteuid?.() === 0 ? ['runuser', '-u', 'nobody', '--', process.execPath, CLI_PATH, ...args] : [process.execPath, CLI_PATH, ...args];
+    const result = spawnSync(argv[0] ?? 'false', argv.slice(1), { encoding: 'utf8', cwd: '/', env: { ...process.env, ZINO_CONFIG: '', ZINO_DIR: '' } });
+    return { status: result.status, output: `${result.stdout}${result.stderr}` };
+  }
+
+  it('refuses to change anything, says why and what to do', () => {
+    for (const command of ['install-systemd', 'uninstall-systemd']) {
+      const result = asUser(command, '--prefix', '/opt/zino-never-installed');
+      expect(result.output, command).toContain(`zino ${command} changes the system (users, /etc, units): it must run as root.`);
+      expect(result.output).toContain('Nothing was changed. Run it with sudo, see what it would do with --dry-run, or prepare a tree with --root DIR.');
+      expect(result.status).toBe(1);
+    }
+  });
+
+  it('still shows what it would do with --dry-run', () => {
+    const result = asUser('install-systemd', '--prefix', '/opt/zino-never-installed', '--dry-run');
+    expect(result.output).toContain('not running as root: a real run would refuse (use sudo)');
+    expect(result.output).toContain('would install the package into /opt/zino-never-installed');
+    expect(result.status).toBe(0);
+  });
+});
