@@ -5,7 +5,7 @@
  * uninstall keeps them unless --purge.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'smol-toml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -152,9 +152,23 @@ describe('install-systemd --dry-run', () => {
 });
 
 describe('install-systemd on this system without root', () => {
-  /** Runs the CLI as an ordinary user: `nobody` when the tests run as root. */
+  // The user runs an installed copy in a temp root that everyone may enter: the
+  // checkout itself may sit in a directory only root can read.
+  let root: string;
+  let cleanup: () => void;
+  let cli: string;
+  beforeAll(() => {
+    ({ dir: root, cleanup } = tempDir('zin'));
+    chmodSync(root, 0o755);
+    const install = zino('install-systemd', '--root', root, '--prefix', PREFIX, '--node', process.execPath);
+    if (install.status !== 0) throw new Error(install.output);
+    cli = path.join(root, PREFIX, 'dist/src/cli/main.js');
+  });
+  afterAll(() => cleanup());
+
+  /** Runs the installed CLI as an ordinary user: `nobody` when the tests run as root. */
   function asUser(...args: string[]): { status: number | null; output: string } {
-    const argv = process.geteuid?.() === 0 ? ['runuser', '-u', 'nobody', '--', process.execPath, CLI_PATH, ...args] : [process.execPath, CLI_PATH, ...args];
+    const argv = process.geteuid?.() === 0 ? ['runuser', '-u', 'nobody', '--', process.execPath, cli, ...args] : [process.execPath, cli, ...args];
     const result = spawnSync(argv[0] ?? 'false', argv.slice(1), { encoding: 'utf8', cwd: '/', env: { ...process.env, ZINO_CONFIG: '', ZINO_DIR: '' } });
     return { status: result.status, output: `${result.stdout}${result.stderr}` };
   }
