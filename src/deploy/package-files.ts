@@ -56,15 +56,15 @@ interface LockFile {
  * `node_modules` come along with their parent.
  */
 export function productionModules(lockText: string): string[] {
+  return productionEntries(lockText).map(([key]) => key);
+}
+
+function productionEntries(lockText: string): [string, { optional?: boolean } | undefined][] {
   const lock = JSON.parse(lockText) as LockFile;
   if (!lock.packages) throw new Error('package-lock.json has no "packages" (lockfileVersion 2 or 3 is needed)');
-  const out: string[] = [];
-  for (const [key, entry] of Object.entries(lock.packages)) {
-    if (!key.startsWith('node_modules/') || entry?.dev === true) continue;
-    if (key.slice('node_modules/'.length).includes('/node_modules/')) continue;
-    out.push(key);
-  }
-  return out.sort();
+  return Object.entries(lock.packages)
+    .filter(([key, entry]) => key.startsWith('node_modules/') && entry?.dev !== true && !key.slice('node_modules/'.length).includes('/node_modules/'))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /** What to copy from `source`, and what is missing for an installation to work. */
@@ -81,16 +81,11 @@ export function selectPackageFiles(source: string): PackageSelection {
   if (missing.includes('dist/src/cli/main.js')) missing.push('(the package is not built: run "npm ci && npm run build" first)');
   const entries = PACKAGE_ENTRIES.filter((entry) => existsSync(path.join(source, entry)));
   if (existsSync(path.join(source, 'package-lock.json'))) {
-    for (const module of productionModules(readFileSync(path.join(source, 'package-lock.json'), 'utf8'))) {
+    for (const [module, entry] of productionEntries(readFileSync(path.join(source, 'package-lock.json'), 'utf8'))) {
       // An optional dependency that does not apply to this platform is absent: fine.
       if (existsSync(path.join(source, module))) entries.push(module);
-      else if (!isOptional(source, module)) missing.push(`${module} (run "npm ci" first)`);
+      else if (entry?.optional !== true) missing.push(`${module} (run "npm ci" first)`);
     }
   }
   return { entries, missing };
-}
-
-function isOptional(source: string, module: string): boolean {
-  const lock = JSON.parse(readFileSync(path.join(source, 'package-lock.json'), 'utf8')) as LockFile;
-  return lock.packages?.[module]?.optional === true;
 }

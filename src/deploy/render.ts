@@ -75,7 +75,7 @@ export function renderWrapper(sourceRoot: string, vars: RenderVars): string {
   return renderFile(sourceRoot, 'zino.wrapper', vars).text;
 }
 
-/** First line of every file this installer writes outside the prefix, to recognise its own. */
+/** Whether `text` is the `zino` command wrapper this installer wrote (and so may replace or remove). */
 export function isOurWrapper(text: string): boolean {
   return text.includes('Written by `zino install-systemd`');
 }
