@@ -86,21 +86,15 @@ export class StreamParser {
       this.pendingSurrogate = input.slice(-1);
       input = input.slice(0, -1);
     }
-    while (input.length > 0) {
-      if (this.state === 'forwarding') input = this.forward(input);
-      else if (this.state === 'holdback') input = this.hold(input);
-      else input = this.capture(input);
-    }
+    this.feed(input);
     return this.drain();
   }
 
   /** Ends the stream: releases held text and any unclosed block as text. */
   end(): ParseEvent[] {
-    if (this.pendingSurrogate) {
-      const lone = this.pendingSurrogate;
-      this.pendingSurrogate = '';
-      this.push(lone);
-    }
+    // A high surrogate whose pair never came is still text.
+    this.feed(this.pendingSurrogate);
+    this.pendingSurrogate = '';
     if (this.state === 'holdback') this.text(this.held);
     if (this.state === 'capturing') {
       const omitted = this.bytes - this.storedBytes;
@@ -111,6 +105,16 @@ export class StreamParser {
     this.content = '';
     this.storedBytes = 0;
     return this.drain();
+  }
+
+  /** Runs the state machine over `input`. */
+  private feed(text: string): void {
+    let input = text;
+    while (input.length > 0) {
+      if (this.state === 'forwarding') input = this.forward(input);
+      else if (this.state === 'holdback') input = this.hold(input);
+      else input = this.capture(input);
+    }
   }
 
   private forward(input: string): string {

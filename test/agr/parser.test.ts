@@ -41,6 +41,12 @@ describe('StreamParser semantics', () => {
     expect(parseAll(text, 1024)).toEqual([{ kind: 'text', text }]);
   });
 
+  it('keeps a lone high surrogate at the end of the stream (regression: end() dropped it)', () => {
+    expect(parsePieces(['abc\uD83D'])).toEqual([{ kind: 'text', text: 'abc\uD83D' }]);
+    expect(parseAll('x\uD83D', 1024)).toEqual([{ kind: 'text', text: 'x\uD83D' }]);
+    expect(parsePieces(['a\uD83D', '\uDE00b'])).toEqual([{ kind: 'text', text: 'a\uD83D\uDE00b' }]);
+  });
+
   it('flushes <tool at the end of the stream as text', () => {
     expect(parsePieces(['hello <tool'])).toEqual([{ kind: 'text', text: 'hello <tool' }]);
     expect(parsePieces(['hello <'])).toEqual([{ kind: 'text', text: 'hello <' }]);
@@ -93,6 +99,7 @@ function rng(seed: number): () => number {
 }
 
 const FRAGMENTS = [
+  '\uD83D',
   'Hello', ' world', ' ', '\n', '<', '>', '</', '<tool', '<tool_call>', '</tool_call>', '<task>', '</task>', '<tool_cal', '<ta', '</task',
   '{"name":"execute_bash","arguments":{"code":"ls -la"}}', '{"skill":"bash","request":"df"}', 'é', '€', '🎉', '日本', '<tool_response>', '<<', 'a<b', '</tool_c', 'x'.repeat(30),
 ];

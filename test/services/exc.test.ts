@@ -65,6 +65,11 @@ describe('exc execute', () => {
     expect(await run(service, 'python3', 'import sys\nprint(sum(range(10)))\nsys.exit(0)')).toMatchObject({ exit_code: 0, stdout: '45\n', stderr: '' });
   });
 
+  it('runs a Python program that imports pdb and doctest once (regression: a file named code.py ran twice)', async () => {
+    const { service } = await exc();
+    expect(await run(service, 'python3', 'import doctest, pdb\nprint("charged the card")')).toMatchObject({ exit_code: 0, stdout: 'charged the card\n' });
+  });
+
   it('reports a signal death as 128 + the signal number', async () => {
     const { service } = await exc();
     expect(await run(service, 'bash', 'kill -KILL $$')).toMatchObject({ exit_code: 137 });
@@ -83,11 +88,11 @@ describe('exc execute', () => {
     const first = await run(service, 'bash', 'pwd; stat -c %a .; ls -A; echo data > file.txt; mkdir -p locked/deep; chmod 000 locked');
     const [dir, mode, listing] = String(first.stdout).split('\n');
     expect(mode).toBe('700');
-    expect(listing).toBe('code.sh');
+    expect(listing).toBe('zino_program.sh');
     expect(existsSync(dir ?? '')).toBe(false);
     const second = await run(service, 'bash', 'pwd; ls -A');
     expect(String(second.stdout).split('\n')[0]).not.toBe(dir);
-    expect(String(second.stdout).split('\n')[1]).toBe('code.sh');
+    expect(String(second.stdout).split('\n')[1]).toBe('zino_program.sh');
   });
 
   it('gives the program none of its own environment (no API key)', async () => {
@@ -122,7 +127,7 @@ describe('exc limits', () => {
   });
 
   it('kills a program that ignores SIGTERM after the grace period', async () => {
-    const { service } = await exc({ exc: { timeout: 0.5, sandbox: 'none' } });
+    const { service } = await exc({ exc: { timeout: 1, sandbox: 'none' } });
     const marker = uniqueSleep();
     const result = await run(service, 'bash', `trap '' TERM; sleep ${marker}`);
     expect(result).toMatchObject({ exit_code: 124, timed_out: true });
@@ -173,7 +178,7 @@ describe('exc validate', () => {
   it('reports shellcheck findings and passes clean code', async () => {
     const { service } = await exc();
     const bad = await request(service.socket, { type: 'validate', executor: 'bash', code: 'rm -rf $dir/*' });
-    expect(bad).toMatchObject({ type: 'validation', ok: false, errors: expect.stringMatching(/^code\.sh:1:\d+: warning: .*SC2115/m) });
+    expect(bad).toMatchObject({ type: 'validation', ok: false, errors: expect.stringMatching(/^zino_program\.sh:1:\d+: warning: .*SC2115/m) });
     expect(await request(service.socket, { type: 'validate', executor: 'bash', code: 'echo "hello"' })).toEqual({ type: 'validation', ok: true, errors: '' });
   });
 

@@ -171,6 +171,24 @@ describe('rtr infer against the mock LLM', () => {
     expect(mock.stats.requests).toBe(1);
   });
 
+  it('ends a stream that stalls mid-reply with TIMEOUT after [rtr] timeout (regression: the SDK timeout stops at the headers)', async () => {
+    resetMock({ rules: [{ reply: 'first then nothing', chunkSize: 6, hangAfterChunks: 1 }] });
+    const service = await rtr({ rtr: { timeout: 1 } });
+    const frames = await collect(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: true });
+    expect(frames).toEqual([
+      { type: 'chunk', delta: 'first ' },
+      { type: 'error', code: 'TIMEOUT', message: 'the LLM did not finish within 1 s ([rtr] timeout)' },
+    ]);
+    await mock.waitForAborts(1);
+  });
+
+  it('treats a stream that ends without a finish_reason as broken', async () => {
+    resetMock({ rules: [{ reply: 'cut short', chunkSize: 4, noFinish: true }] });
+    const service = await rtr();
+    const frames = await collect(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: true });
+    expect(frames.at(-1)).toEqual({ type: 'error', code: 'UPSTREAM_ERROR', message: 'the LLM stream ended before the reply was finished (no finish_reason)' });
+  });
+
   it('reports an unreachable endpoint as UPSTREAM_UNAVAILABLE after retrying', async () => {
     const port = await closedPort();
     const service = await rtr({ api: { base_url: `http://127.0.0.1:${port}/v1`, key: 'k' }, rtr: { max_retries: 1 } });

@@ -25,8 +25,8 @@ export interface ExecuteDeps {
   hidden: { dirs: string[]; files: string[] };
 }
 
-/** Runs `code` with `executor`. */
-export async function execute(deps: ExecuteDeps, executor: Executor, code: string, signal: AbortSignal): Promise<ExecuteResult> {
+/** Runs `code` with `executor`: the reply, and how many escaped leftover processes were killed (for the log). */
+export async function execute(deps: ExecuteDeps, executor: Executor, code: string, signal: AbortSignal): Promise<{ reply: ExecuteResult; leftovers: number }> {
   const started = performance.now();
   const fileName = codeFileName(executor);
   const workdir = await createWorkdir(fileName, code);
@@ -46,19 +46,18 @@ export async function execute(deps: ExecuteDeps, executor: Executor, code: strin
     });
     const limit = deps.config.exc.max_output_bytes;
     let { stdout, stderr } = result;
-    if (result.truncated) {
-      const note = `[zino-exc: output truncated at ${limit} bytes; the program was stopped]`;
-      if (stdout.length >= stderr.length) stdout = appendLine(stdout, note);
-      else stderr = appendLine(stderr, note);
-    }
+    const note = `[zino-exc: output truncated at ${limit} bytes; the program was stopped]`;
+    if (result.truncated.stdout) stdout = appendLine(stdout, note);
+    if (result.truncated.stderr) stderr = appendLine(stderr, note);
+    const truncated = result.truncated.stdout || result.truncated.stderr;
     if (result.timedOut) stderr = appendLine(stderr, `[zino-exc: timed out after ${deps.config.exc.timeout} s; the program was stopped]`);
     const reply: ExecuteResult = { type: 'result', exit_code: result.exitCode, stdout, stderr };
     if (result.timedOut) reply.timed_out = true;
-    if (result.truncated) reply.truncated = true;
+    if (truncated) reply.truncated = true;
     if (validation && !validation.ok) reply.validation = { ok: false, errors: validation.errors };
     reply.duration_ms = Math.round(performance.now() - started);
     reply.sandboxed = sandboxed;
-    return reply;
+    return { reply, leftovers: result.leftovers };
   } finally {
     await removeWorkdir(workdir);
   }

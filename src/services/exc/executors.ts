@@ -32,7 +32,11 @@ export function describeExecutor(executor: Executor): ExecutorInfo {
   };
 }
 
-/** File name the code is written to inside the working directory. */
+/**
+ * File name the code is written to inside the working directory. Not a module name
+ * of any standard library: Python puts the script's directory first on its import
+ * path, so a script called `code.py` was imported again by `import pdb`.
+ */
 export function codeFileName(executor: Executor): string {
-  return `code${executor.tool.fileExtension}`;
+  return `zino_program${executor.tool.fileExtension}`;
 }

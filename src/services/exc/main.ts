@@ -46,8 +46,8 @@ const exc: ServiceDefinition = {
             return reply as unknown as Frame;
           }
           if (sandbox.refusal) throw new ZinoError('NOT_CONFIGURED', sandbox.refusal);
-          const result = await execute(deps, executor, code, ctx.signal);
-          ctx.log.info({ executor: name, exit_code: result.exit_code, timed_out: result.timed_out ?? false, truncated: result.truncated ?? false, durationMs: result.duration_ms, sandboxed: result.sandboxed }, 'code executed');
+          const { reply: result, leftovers } = await execute(deps, executor, code, ctx.signal);
+          ctx.log.info({ executor: name, exit_code: result.exit_code, timed_out: result.timed_out ?? false, truncated: result.truncated ?? false, durationMs: result.duration_ms, sandboxed: result.sandboxed, leftovers }, 'code executed');
           return result as unknown as Frame;
         },
         validate: async (request, ctx): Promise<Frame> => {

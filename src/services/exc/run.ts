@@ -31,9 +31,9 @@ export interface RunResult {
   stdout: string;
   stderr: string;
   timedOut: boolean;
-  truncated: boolean;
-  cancelled: boolean;
-  /** Processes killed after the program exited (background leftovers). */
+  /** Which streams went over `maxOutputBytes`. */
+  truncated: { stdout: boolean; stderr: boolean };
+  /** Processes killed after the program exited that had left its group (setsid, nohup). */
   leftovers: number;
 }
 
@@ -90,8 +90,7 @@ export function runProgram(options: RunOptions): Promise<RunResult> {
         stdout: stdout.text(),
         stderr: spawnError ?? stderr.text(),
         timedOut: stopped === 'timeout',
-        truncated: stdout.overflowed || stderr.overflowed,
-        cancelled: stopped === 'cancelled',
+        truncated: { stdout: stdout.overflowed, stderr: stderr.overflowed },
         leftovers,
       });
     };

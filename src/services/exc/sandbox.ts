@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { ResolvedConfig, SandboxMode } from '../../runtime/index.js';
+import { SERVICE_NAMES, type ResolvedConfig, type SandboxMode } from '../../runtime/index.js';
 import { which } from './which.js';
 
 /** Whether runs are sandboxed, and why (not). */
@@ -48,7 +48,7 @@ function baseArgs(): string[] {
 /** Paths the sandboxed code must not see: ZINO's sockets, memory and config file. */
 export function hiddenPaths(config: Readonly<ResolvedConfig>, configFile: string | null): { dirs: string[]; files: string[] } {
   const dirs = new Set<string>([config.mem.data_dir]);
-  for (const name of ['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx'] as const) dirs.add(path.dirname(config[name].socket));
+  for (const name of SERVICE_NAMES) dirs.add(path.dirname(config[name].socket));
   const existingDirs = [...dirs].filter((d) => isDirectory(d) && !isUnder(d, '/tmp'));
   const files = configFile && existsSync(configFile) && !isUnder(configFile, '/tmp') ? [configFile] : [];
   return { dirs: existingDirs, files };

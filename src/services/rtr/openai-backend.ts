@@ -35,29 +35,81 @@ export class OpenAiBackend implements LlmBackend {
   }
 
   async complete(params: InferParams, signal: AbortSignal): Promise<{ content: string; usage?: Usage | undefined }> {
-    const model = await this.modelFor(signal);
-    const completion = await this.client.chat.completions.create({ model, ...body(params), stream: false }, { signal });
-    return { content: completion.choices[0]?.message?.content ?? '', usage: usageOf(completion.usage) };
-  }
-
-  async *stream(params: InferParams, signal: AbortSignal): AsyncIterable<StreamEvent> {
-    const model = await this.modelFor(signal);
-    const stream = await this.client.chat.completions.create(
-      { model, ...body(params), stream: true, stream_options: { include_usage: true } },
-      { signal },
-    );
-    for await (const chunk of stream) {
-      const delta = chunk.choices[0]?.delta?.content;
-      if (delta) yield { delta };
-      const usage = usageOf(chunk.usage);
-      if (usage) yield { usage };
+    const model = await this.modelFor();
+    const bound = this.bound(signal);
+    try {
+      const completion = await this.client.chat.completions.create({ model, ...body(params), stream: false }, { signal: bound.signal });
+      return { content: completion.choices[0]?.message?.content ?? '', usage: usageOf(completion.usage) };
+    } catch (err) {
+      throw bound.timeoutError() ?? err;
+    } finally {
+      bound.clear();
     }
   }
 
-  /** The configured model, or the only model the endpoint serves (asked once). */
-  private modelFor(signal: AbortSignal): Promise<string> {
+  async *stream(params: InferParams, signal: AbortSignal): AsyncIterable<StreamEvent> {
+    const model = await this.modelFor();
+    const bound = this.bound(signal);
+    let finished = false;
+    try {
+      const stream = await this.client.chat.completions.create(
+        { model, ...body(params), stream: true, stream_options: { include_usage: true } },
+        { signal: bound.signal },
+      );
+      for await (const chunk of stream) {
+        const choice = chunk.choices[0];
+        if (choice?.finish_reason) finished = true;
+        const delta = choice?.delta?.content;
+        if (delta) yield { delta };
+        const usage = usageOf(chunk.usage);
+        if (usage) yield { usage };
+      }
+      // The SDK's stream ends quietly when aborted, and so does a body cut short cleanly.
+      const late = bound.timeoutError();
+      if (late) throw late;
+      signal.throwIfAborted();
+      if (!finished) throw new ZinoError('UPSTREAM_ERROR', 'the LLM stream ended before the reply was finished (no finish_reason)');
+    } catch (err) {
+      throw bound.timeoutError() ?? err;
+    } finally {
+      bound.clear();
+    }
+  }
+
+  /**
+   * The caller's signal bounded by `[rtr] timeout`: the SDK's own timeout stops at the
+   * response headers, so it would not bound a stream that stalls afterwards. A plain
+   * timer (cleared by `clear()`) rather than AbortSignal.timeout inside AbortSignal.any,
+   * which Node 20 may collect before it fires.
+   */
+  private bound(caller: AbortSignal): { signal: AbortSignal; timeoutError: () => ZinoError | undefined; clear: () => void } {
+    const controller = new AbortController();
+    let expired = false;
+    const onAbort = (): void => controller.abort(caller.reason);
+    caller.addEventListener('abort', onAbort, { once: true });
+    if (caller.aborted) onAbort();
+    const timer = setTimeout(() => {
+      expired = true;
+      controller.abort(new ZinoError('TIMEOUT', 'LLM request timed out'));
+    }, this.options.timeoutMs);
+    return {
+      signal: controller.signal,
+      timeoutError: () =>
+        expired && !caller.aborted ? new ZinoError('TIMEOUT', `the LLM did not finish within ${this.options.timeoutMs / 1000} s ([rtr] timeout)`) : undefined,
+      clear: () => {
+        clearTimeout(timer);
+        caller.removeEventListener('abort', onAbort);
+      },
+    };
+  }
+
+  /**
+   * The configured model, or the only model the endpoint serves, asked once under a
+   * bound of its own (not a caller's signal, which may be cancelled while others wait).
+   */
+  private modelFor(): Promise<string> {
     if (this.resolvedModel !== '') return Promise.resolve(this.resolvedModel);
-    this.detected ??= this.detectModel(signal).then(
+    this.detected ??= this.detectModel(AbortSignal.timeout(this.options.timeoutMs)).then(
       (model) => {
         this.resolvedModel = model;
         return model;

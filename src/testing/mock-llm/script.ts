@@ -37,6 +37,8 @@ export interface MockRule {
   hang?: boolean;
   /** Stream this many chunks, then hold the stream open until the client disconnects. */
   hangAfterChunks?: number;
+  /** End the stream (with `[DONE]`) without the chunk that carries `finish_reason`. */
+  noFinish?: boolean;
   /** Stream this many chunks, then drop the connection (a stream that breaks mid-reply). */
   dropAfterChunks?: number;
   /** Use the rule at most this many times, then fall through to later rules. */

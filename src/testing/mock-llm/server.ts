@@ -173,7 +173,7 @@ export async function startMockLlm(script: MockScript = {}, options: { port?: nu
       return;
     }
     if (res.destroyed) return;
-    await event(chunk({}, 'stop'));
+    if (!rule.noFinish) await event(chunk({}, 'stop'));
     const options = body.stream_options as { include_usage?: unknown } | undefined;
     if (options?.include_usage === true) await event({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageBlock });
     finished = true;
