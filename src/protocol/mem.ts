@@ -124,12 +124,3 @@ export interface OkReply {
   type: 'ok';
 }
 
-/** Every request mem answers (besides ping). */
-export type MemRequest =
-  | GetHistoryRequest
-  | AppendHistoryRequest
-  | ClearHistoryRequest
-  | SearchHardRequest
-  | StoreHardRequest
-  | GetSoftRequest
-  | SetSoftRequest;

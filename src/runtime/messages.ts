@@ -1,6 +1,7 @@
 /**
- * Chat messages as the contract carries them: OpenAI-format `{role, content}`
- * objects with string content.
+ * Chat messages as the contract carries them: `{role, content}` objects whose
+ * role is a string (the contract does not restrict it) and whose content is a string.
+ * One definition, used everywhere a message list is read.
  */
 import { InvalidRequestError } from './errors.js';
 import { kindOf } from './validate.js';
@@ -11,13 +12,34 @@ export interface ChatMessage {
   content: string;
 }
 
-/** Roles a message may have. */
-export const ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant', 'tool', 'developer']);
+/** Roles an OpenAI-compatible chat API takes without extra fields (`tool` needs a `tool_call_id`). */
+export const CHAT_ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant', 'developer']);
+
+/** True for an object with a non-empty string `role` and a string `content`. */
+export function isChatMessage(value: unknown): value is ChatMessage {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const { role, content } = value as Record<string, unknown>;
+  return typeof role === 'string' && role !== '' && typeof content === 'string';
+}
+
+/** Copies (`{role, content}` only) of the valid messages of `value`; anything else is left out. */
+export function chatMessages(value: unknown): ChatMessage[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(isChatMessage).map(({ role, content }) => ({ role, content }));
+}
 
 /**
- * Checks that `value` is a list of `{role, content}` with a known role and string
- * content; returns copies holding only those two fields. Throws INVALID_REQUEST
- * naming the first offending element.
+ * A message a chat API will accept: a role outside {@link CHAT_ROLES} (an imported
+ * `function` or `tool` turn) becomes a user message that says what it was.
+ */
+export function forChatApi(message: ChatMessage): ChatMessage {
+  return CHAT_ROLES.has(message.role) ? message : { role: 'user', content: `[${message.role}] ${message.content}` };
+}
+
+/**
+ * Checks that `value` is a list of `{role, content}` with string role and content;
+ * returns copies holding only those two fields. Throws INVALID_REQUEST naming the
+ * first offending element.
  */
 export function parseMessages(value: unknown, field = 'messages', options: { allowEmpty?: boolean } = {}): ChatMessage[] {
   if (value === undefined || value === null) throw new InvalidRequestError(`missing required field "${field}"`);
@@ -28,9 +50,8 @@ export function parseMessages(value: unknown, field = 'messages', options: { all
       throw new InvalidRequestError(`${field}[${i}] must be an object with "role" and "content", got ${kindOf(item)}`);
     }
     const { role, content } = item as Record<string, unknown>;
-    if (typeof role !== 'string' || !ROLES.has(role)) {
-      throw new InvalidRequestError(`${field}[${i}].role must be one of ${[...ROLES].join(', ')}, got ${typeof role === 'string' ? JSON.stringify(role.slice(0, 40)) : kindOf(role)}`);
-    }
+    if (typeof role !== 'string') throw new InvalidRequestError(`${field}[${i}].role must be a string, got ${kindOf(role)}`);
+    if (role === '') throw new InvalidRequestError(`${field}[${i}].role must not be empty`);
     if (typeof content !== 'string') throw new InvalidRequestError(`${field}[${i}].content must be a string, got ${kindOf(content)}`);
     return { role, content };
   });

@@ -125,7 +125,7 @@ function wrongValue(kind: Kind, random: () => number): unknown {
     number: ['0.7', true, [], {}, 'NaN', [1]],
     integer: [1.5, '3', true, [], {}, -0.5],
     boolean: ['true', 1, 0, [], {}, 'yes'],
-    messages: ['hi', 5, {}, [1], [{ role: 'user' }], [{ role: 'user', content: 5 }], [{ role: 'wizard', content: 'x' }], [null], [{ content: 'x' }]],
+    messages: ['hi', 5, {}, [1], [{ role: 'user' }], [{ role: 'user', content: 5 }], [{ role: '', content: 'x' }], [null], [{ content: 'x' }]],
   }[kind];
   return options[Math.floor(random() * options.length)];
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidRequestError, optionalBoolean, optionalInteger, optionalNumber, optionalString, parseMessages, requireNumber, requireString } from '../../src/runtime/index.js';
+import { InvalidRequestError, chatMessages, forChatApi, isChatMessage, optionalBoolean, optionalInteger, optionalNumber, optionalString, parseMessages, requireNumber, requireString } from '../../src/runtime/index.js';
 
 function message(fn: () => unknown): string {
   try {
@@ -39,11 +39,16 @@ describe('parseMessages', () => {
     expect(parseMessages([{ role: 'user', content: 'hi', extra: 1 }])).toEqual([{ role: 'user', content: 'hi' }]);
   });
 
+  it('accepts any role string, as the contract does', () => {
+    expect(parseMessages([{ role: 'function', content: '{}' }, { role: 'wizard', content: 'x' }])).toHaveLength(2);
+  });
+
   it.each([
     [undefined, 'missing required field "messages"'],
     ['hi', 'field "messages" must be a list of {role, content} messages, got a string'],
     [[1], 'messages[0] must be an object with "role" and "content", got number 1'],
-    [[{ role: 'wizard', content: 'x' }], 'messages[0].role must be one of system, user, assistant, tool, developer, got "wizard"'],
+    [[{ role: '', content: 'x' }], 'messages[0].role must not be empty'],
+    [[{ role: 7, content: 'x' }], 'messages[0].role must be a string, got number 7'],
     [[{ role: 'user', content: null }], 'messages[0].content must be a string, got null'],
   ])('rejects %j', (value, expected) => {
     expect(message(() => parseMessages(value))).toBe(expected);
@@ -51,5 +56,21 @@ describe('parseMessages', () => {
 
   it('rejects an empty list when asked to', () => {
     expect(message(() => parseMessages([], 'messages', { allowEmpty: false }))).toBe('field "messages" must not be empty');
+  });
+});
+
+describe('chatMessages and forChatApi', () => {
+  it('keep the valid {role, content} entries only', () => {
+    expect(chatMessages([{ role: 'user', content: 'a', x: 1 }, { role: '', content: 'b' }, { role: 'tool' }, null, 'x', { role: 'tool', content: 'c' }])).toEqual([
+      { role: 'user', content: 'a' },
+      { role: 'tool', content: 'c' },
+    ]);
+    expect(chatMessages('nope')).toEqual([]);
+    expect(isChatMessage({ role: 'user', content: '' })).toBe(true);
+  });
+
+  it('turn a role a chat API would refuse into a user message that says what it was', () => {
+    expect(forChatApi({ role: 'function', content: '{"ok":true}' })).toEqual({ role: 'user', content: '[function] {"ok":true}' });
+    expect(forChatApi({ role: 'assistant', content: 'hi' })).toEqual({ role: 'assistant', content: 'hi' });
   });
 });

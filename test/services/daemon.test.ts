@@ -1,3 +1,5 @@
+import net from 'node:net';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { request, stream, type Frame, type ServiceName } from '../../src/runtime/index.js';
 import { startMockLlm, type MockLlm } from '../../src/testing/mock-llm/server.js';
@@ -108,6 +110,42 @@ describe('daemon', () => {
     expect(mock.stats.bodies[0]?.messages).toEqual([{ role: 'user', content: 'hi' }]);
     const msgs = group.get('daemon').logs.map((l) => l.msg);
     expect(msgs).toEqual(expect.arrayContaining(['no system prompt: sys failed; answering without it', 'no context: ctx failed; answering without it', 'exchange not stored: mem failed']));
+  });
+
+  it('keeps the skill examples when mem is slow rather than down (regression: ctx waited as long as the daemon)', async () => {
+    script({ rules: [{ reply: 'answered' }] });
+    const { dir, cleanup } = tempDir('zslowmem');
+    // A mem that accepts connections and never answers.
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(path.join(dir, 'run'), { recursive: true });
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(path.join(dir, 'run', 'mem.sock'), r));
+    const group = await startServices(['sys', 'ctx', 'rtr', 'exc', 'agr', 'daemon'], dir, {
+      api: { base_url: mock.baseUrl, key: 'k' }, service: { model: 'm' }, exc: { sandbox: 'none' }, daemon: { dependency_timeout_ms: 1000 },
+    });
+    try {
+      expect(await request(group.get('daemon').socket, { message: 'hi' })).toMatchObject({ content: 'answered' });
+      const sent = mock.stats.bodies[0]?.messages as Frame[];
+      expect(sent.some((m) => String(m.content).includes('[KCR]'))).toBe(true);
+      expect(group.get('ctx').logs.some((l) => l.msg === 'context part left out: mem failed' && l.code === 'TIMEOUT')).toBe(true);
+      expect(group.get('daemon').logs.some((l) => l.msg === 'no context: ctx failed; answering without it')).toBe(false);
+    } finally {
+      for (const exit of Object.values(await group.stop())) expect(exit).toEqual({ code: 0, signal: null });
+      silent.close();
+      cleanup();
+    }
+  });
+
+  it('turns stored turns with roles a chat API refuses into user text', async () => {
+    script({ rules: [{ reply: 'fine' }] });
+    const group = await suite(ALL);
+    await request(group.get('mem').socket, { type: 'append_history', channel_id: 'legacy', messages: [{ role: 'function', content: '{"temp": 21}' }] });
+    expect(await request(group.get('daemon').socket, { message: 'and now?', channel_id: 'legacy' })).toMatchObject({ content: 'fine' });
+    const sent = mock.stats.bodies[0]?.messages as Frame[];
+    expect(sent.slice(-2)).toEqual([
+      { role: 'user', content: '[function] {"temp": 21}' },
+      { role: 'user', content: 'and now?' },
+    ]);
   });
 
   it('reports an rtr failure as one error frame after nothing else', async () => {

@@ -155,6 +155,16 @@ describe('mem: hard memories', () => {
     expect(new Set(results.map((r) => r.score)).size).toBe(1);
   });
 
+  it('returns at most 1,000 results however large top_k is', async () => {
+    await env.start();
+    // In batches: 1,005 connects at once can overflow the listen backlog on a loaded machine.
+    for (let i = 0; i < 1005; i += 50) {
+      await Promise.all(Array.from({ length: Math.min(50, 1005 - i) }, () => env.call({ type: 'store_hard', messages: [user('same words again')] })));
+    }
+    const reply = await env.call({ type: 'search_hard', query: 'same words', top_k: 1_000_000 });
+    expect((reply.results as unknown[]).length).toBe(1000);
+  });
+
   it('rebuilds the index from disk at start: same results, ids stable, new ids continue', async () => {
     const mem = await env.start();
     await seed();
@@ -194,7 +204,7 @@ describe('mem: bad input', () => {
       { type: 'append_history', channel_id: 'b', messages: { role: 'user', content: 'x' } },
       { type: 'append_history', channel_id: 'b', messages: [user('ok'), { role: 'user' }] },
       { type: 'append_history', channel_id: 'b', messages: [user('ok'), { role: 'user', content: 5 }] },
-      { type: 'append_history', channel_id: 'b', messages: [{ role: 'wizard', content: 'x' }] },
+      { type: 'append_history', channel_id: 'b', messages: [{ role: '', content: 'x' }] },
       { type: 'append_history', channel_id: 'b', messages: [null] },
       { type: 'get_history' },
       { type: 'get_history', channel_id: 'b', limit: -1 },

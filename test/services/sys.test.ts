@@ -76,6 +76,28 @@ describe('sys set_soft_memory', () => {
   });
 });
 
+describe('sys and the durable soft memory', () => {
+  it("takes mem's soft memory at start, so it survives a restart of sys (regression)", async () => {
+    const { dir, cleanup } = tempDir('zsoft');
+    const { file } = writeTestConfig(dir, { sys: { soft_memory: 'from the config' } });
+    const mem = await startService('mem', file);
+    try {
+      await request(mem.socket, { type: 'set_soft', content: 'from mem, durable' });
+      const sysService = await startService('sys', file);
+      try {
+        const content = String((await request(sysService.socket, { type: 'get' })).content);
+        expect(content).toContain('from mem, durable');
+        expect(content).not.toContain('from the config');
+      } finally {
+        expect(await sysService.stop()).toEqual({ code: 0, signal: null });
+      }
+    } finally {
+      expect(await mem.stop()).toEqual({ code: 0, signal: null });
+      cleanup();
+    }
+  });
+});
+
 describe('sys reload', () => {
   it('re-reads the template, tools and skills on reload', async () => {
     const { service, dir } = await sys();

@@ -1,29 +1,26 @@
 /**
  * ctx's two calls to mem: `search_hard` for the user message and `get_history`
- * for the channel. Each is bounded by `[daemon] dependency_timeout_ms` (the bound
- * the daemon puts on its own calls to ctx and mem) and cancelled with the caller's
- * request. A failure of any kind (mem down, an error frame, a timeout, a malformed
+ * for the channel. Each is bounded by 60% of `[daemon] dependency_timeout_ms` (the
+ * bound the daemon puts on its call to ctx), so that when mem is slow ctx still
+ * answers in time with the skill examples, and cancelled with the caller's request. A failure of any kind (mem down, an error frame, a timeout, a malformed
  * reply) is logged at warn with its reason and yields `undefined`: the context is
  * then built without that part, never an error.
  */
-import { ZinoError, castToError, isAbortError, request, type ChatMessage, type Frame, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
+import { ZinoError, castToError, chatMessages, isAbortError, request, type ChatMessage, type Frame, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
 import type { ScoredMemory } from './budget.js';
 
 /** Messages that look like `{role, content}` with strings; anything else is dropped. */
 function messagesOf(value: unknown): ChatMessage[] | undefined {
-  if (!Array.isArray(value)) return undefined;
-  const out: ChatMessage[] = [];
-  for (const m of value) {
-    const { role, content } = (m ?? {}) as Record<string, unknown>;
-    if (typeof role === 'string' && typeof content === 'string') out.push({ role, content });
-  }
-  return out;
+  return Array.isArray(value) ? chatMessages(value) : undefined;
 }
+
+/** Share of the daemon's bound that ctx gives mem, leaving time to answer without it. */
+const MEM_SHARE = 0.6;
 
 async function callMem(config: Readonly<ResolvedConfig>, frame: Frame, ctx: HandlerContext): Promise<Frame> {
   return request(config.mem.socket, { ...frame, request_id: ctx.requestId }, {
     connectTimeoutMs: config.limits.connect_timeout_ms,
-    timeoutMs: config.daemon.dependency_timeout_ms,
+    timeoutMs: Math.max(1, Math.floor(config.daemon.dependency_timeout_ms * MEM_SHARE)),
     maxFrameBytes: config.limits.max_frame_bytes,
     signal: ctx.signal,
     name: 'mem',

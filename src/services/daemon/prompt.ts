@@ -3,7 +3,7 @@
  * context (ctx `build`) are fetched concurrently; either one failing leaves its part
  * out and is logged, never failing the request.
  */
-import { request, type ChatMessage, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
+import { chatMessages, forChatApi, request, type ChatMessage, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
 
 /** The assembled prompt and which parts could not be fetched. */
 export interface Prompt {
@@ -32,18 +32,14 @@ export async function assemblePrompt(config: Readonly<ResolvedConfig>, message: 
     ctx.log.warn({ reason: reasonOf(system) }, 'no system prompt: sys failed; answering without it');
   }
   if (context.status === 'fulfilled' && Array.isArray(context.value.messages)) {
-    messages.push(...(context.value.messages as ChatMessage[]).filter(isMessage));
+    // Stored or imported turns may carry roles a chat API refuses (function, tool): keep them as user text.
+    messages.push(...chatMessages(context.value.messages).map(forChatApi));
   } else {
     missing.push('ctx');
     ctx.log.warn({ reason: reasonOf(context) }, 'no context: ctx failed; answering without it');
   }
   messages.push({ role: 'user', content: message });
   return { messages, missing };
-}
-
-function isMessage(value: unknown): value is ChatMessage {
-  const m = value as Partial<ChatMessage> | null;
-  return typeof m === 'object' && m !== null && typeof m.role === 'string' && typeof m.content === 'string';
 }
 
 function reasonOf(result: PromiseSettledResult<unknown>): string {

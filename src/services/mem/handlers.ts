@@ -22,13 +22,16 @@ function channelId(request: Frame): string {
   return id;
 }
 
+/** Most results one search returns: each is read back from disk. */
+export const MAX_TOP_K = 1000;
+
 function topK(request: Frame): number {
   const value = request.top_k;
   if (value === undefined || value === null) return DEFAULT_TOP_K;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
     throw new InvalidRequestError(`field "top_k" must be a positive integer, got ${JSON.stringify(value)}`);
   }
-  return value;
+  return Math.min(value, MAX_TOP_K);
 }
 
 /** Builds the handlers of every mem request type. */

@@ -12,7 +12,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { ZinoError, castToError, type ChatMessage, type Logger } from '../../runtime/index.js';
+import { ZinoError, castToError, chatMessages, isChatMessage, type ChatMessage, type Logger } from '../../runtime/index.js';
 import type { HardMemoryResult } from '../../protocol/mem.js';
 import { fsyncDir, readAt, writeAll } from './files.js';
 import { linesForward, parseLine, repairTail } from './lines.js';
@@ -37,11 +37,8 @@ export function hardRecord(text: Buffer): HardEntry | undefined {
   const { id, messages, tag } = record;
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) return undefined;
   if (tag !== null && tag !== undefined && typeof tag !== 'string') return undefined;
-  if (!Array.isArray(messages)) return undefined;
-  for (const m of messages) {
-    if (m === null || typeof m !== 'object' || typeof m.role !== 'string' || typeof m.content !== 'string') return undefined;
-  }
-  return { id, messages: (messages as ChatMessage[]).map(({ role, content }) => ({ role, content })), tag: tag ?? null };
+  if (!Array.isArray(messages) || !messages.every(isChatMessage)) return undefined;
+  return { id, messages: chatMessages(messages), tag: tag ?? null };
 }
 
 /** Serialises one entry as a line; `extra` fields (the import marker) go first. */
@@ -70,6 +67,8 @@ export class HardStore {
   private readonly lengths: number[] = [];
   private readonly queue = new OpQueue<{ messages: ChatMessage[]; tag: string | null }, number>((items) => this.commit(items));
   private nextId = 0;
+  /** Bytes of a failed write are still at the end of the file (see dropPartialWrite). */
+  private strayTail = false;
 
   private constructor(
     private readonly file: string,
@@ -124,6 +123,23 @@ export class HardStore {
     await this.handle.close();
   }
 
+  /**
+   * Cuts off what a failed write left behind. When even that fails, the bytes stay:
+   * the known size moves past them (so offsets stay right) and the next write starts
+   * on a new line; the stray line is skipped, with an error, at the next load.
+   */
+  private async dropPartialWrite(): Promise<void> {
+    try {
+      await this.handle.truncate(this.size);
+    } catch {
+      const size = await this.handle.stat().then((s) => s.size, () => this.size);
+      if (size > this.size) {
+        this.size = size;
+        this.strayTail = true;
+      }
+    }
+  }
+
   private async load(): Promise<void> {
     this.index.beginBulk();
     for await (const line of linesForward(this.handle, 0, this.size)) {
@@ -152,14 +168,18 @@ export class HardStore {
   private async commit(items: { messages: ChatMessage[]; tag: string | null }[]): Promise<number[]> {
     const entries = items.map((item, i) => ({ id: this.nextId + i, ...item }));
     const lines = entries.map((e) => Buffer.from(hardLine(e), 'utf8'));
+    // After a failed write whose partial bytes could not be cut off, start on a fresh line.
+    const lead = this.strayTail ? Buffer.from('\n') : Buffer.alloc(0);
     try {
-      await writeAll(this.handle, Buffer.concat(lines));
+      await writeAll(this.handle, Buffer.concat([lead, ...lines]));
       await this.handle.datasync();
     } catch (err) {
       this.log.error({ err: castToError(err), file: this.file }, 'hard memory write failed');
-      await this.handle.truncate(this.size).catch(() => undefined);
+      await this.dropPartialWrite();
       throw new ZinoError('INTERNAL', 'could not store the hard memory (see the mem log)', { cause: err });
     }
+    this.size += lead.length;
+    this.strayTail = false;
     let offset = this.size;
     entries.forEach((entry, i) => {
       const length = (lines[i] as Buffer).length;

@@ -15,7 +15,7 @@
  */
 import { open, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { ZinoError, castToError, type ChatMessage, type Logger } from '../../runtime/index.js';
+import { ZinoError, castToError, chatMessages, isChatMessage, type ChatMessage, type Logger } from '../../runtime/index.js';
 import { fsyncDir, isNotFound, writeAll } from './files.js';
 import { linesBackward, linesForward, parseLine, repairTail, type ReadStats } from './lines.js';
 import { channelFileName } from './naming.js';
@@ -28,13 +28,8 @@ export const MAX_OPEN_CHANNELS = 64;
 export function historyRecord(text: Buffer): ChatMessage[] | undefined {
   const record = parseLine(text);
   const m = record?.m;
-  if (!Array.isArray(m)) return undefined;
-  for (const item of m) {
-    if (item === null || typeof item !== 'object') return undefined;
-    const { role, content } = item as Record<string, unknown>;
-    if (typeof role !== 'string' || typeof content !== 'string') return undefined;
-  }
-  return (m as ChatMessage[]).map(({ role, content }) => ({ role, content }));
+  if (!Array.isArray(m) || !m.every(isChatMessage)) return undefined;
+  return chatMessages(m);
 }
 
 /** Serialises one history line. */

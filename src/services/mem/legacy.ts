@@ -24,7 +24,7 @@
 import { createHash } from 'node:crypto';
 import { readFile, readdir, rename, open } from 'node:fs/promises';
 import path from 'node:path';
-import type { ChatMessage, Logger } from '../../runtime/index.js';
+import { chatMessages, type ChatMessage, type Logger } from '../../runtime/index.js';
 import { fsyncDir, isNotFound, replaceFile } from './files.js';
 import { hardLine, hardRecord } from './hard.js';
 import { historyLine } from './history.js';
@@ -93,12 +93,8 @@ function legacyMessages(value: unknown, dropped: { n: number }): ChatMessage[] {
     dropped.n++;
     return [];
   }
-  const out: ChatMessage[] = [];
-  for (const m of value) {
-    const { role, content } = (m ?? {}) as Record<string, unknown>;
-    if (typeof role === 'string' && typeof content === 'string') out.push({ role, content });
-    else dropped.n++;
-  }
+  const out = chatMessages(value);
+  dropped.n += value.length - out.length;
   return out;
 }
 

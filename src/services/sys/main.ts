@@ -3,9 +3,14 @@
  * tools, skills, personality, iteration limit and soft memory. Messages: `get`,
  * `reload` (also on SIGHUP), `set_soft_memory`. A missing template serves an
  * empty prompt with a warning.
+ *
+ * The soft memory starts from `[sys] soft_memory`; mem's durable soft memory, when
+ * it is not empty, replaces it at start and on every reload, so what `zino mem soft`
+ * stored survives a restart of sys. mem may start after sys: it is asked again
+ * every second for up to 30 s.
  */
 import { readFile } from 'node:fs/promises';
-import { loadCatalog, requireString, type Catalog, type Logger, type ResolvedConfig, type ServiceDefinition } from '../../runtime/index.js';
+import { loadCatalog, request, requireString, type Catalog, type Logger, type ResolvedConfig, type ServiceDefinition } from '../../runtime/index.js';
 import { renderPrompt } from './render.js';
 
 /** The prompt and what it was rendered from. */
@@ -37,6 +42,24 @@ class SystemPrompt {
     this.render();
     this.log.info({ tools: catalog.tools.length, skills: catalog.skills.length, chars: this.rendered.length }, 'system prompt rendered');
     return this.rendered;
+  }
+
+  /**
+   * Takes mem's durable soft memory when mem answers with a non-empty one.
+   * Returns false when mem could not be asked.
+   */
+  async syncSoftMemory(): Promise<boolean> {
+    try {
+      const reply = await request(this.config.mem.socket, { type: 'get_soft' }, { name: 'mem', timeoutMs: 1000, connectTimeoutMs: this.config.limits.connect_timeout_ms });
+      if (typeof reply.content === 'string' && reply.content !== '' && reply.content !== this.softMemory) {
+        this.setSoftMemory(reply.content);
+        this.log.info({ chars: reply.content.length }, 'soft memory taken from mem');
+      }
+      return true;
+    } catch (err) {
+      this.log.debug({ reason: (err as Error).message }, 'mem not reachable for the soft memory');
+      return false;
+    }
   }
 
   setSoftMemory(content: string): string {
@@ -71,16 +94,32 @@ const sys: ServiceDefinition = {
   async create(config, log) {
     const prompt = new SystemPrompt(config, log);
     await prompt.reload();
+    // mem may come up after us (zino up starts everything at once): keep asking for a while.
+    let tries = 0;
+    let retry: NodeJS.Timeout | undefined;
+    const sync = async (): Promise<void> => {
+      if (!(await prompt.syncSoftMemory()) && ++tries < 30) {
+        retry = setTimeout(() => void sync(), 1000);
+        retry.unref();
+      }
+    };
+    await sync();
+    const reload = async (): Promise<string> => {
+      await prompt.reload();
+      await prompt.syncSoftMemory();
+      return prompt.content;
+    };
     const reply = (content: string) => ({ type: 'system_prompt', content });
     return {
       handlers: {
         get: () => reply(prompt.content),
-        reload: async () => reply(await prompt.reload()),
-        set_soft_memory: (request) => reply(prompt.setSoftMemory(requireString(request, 'content'))),
+        reload: async () => reply(await reload()),
+        set_soft_memory: (req) => reply(prompt.setSoftMemory(requireString(req, 'content'))),
       },
       reload: async () => {
-        await prompt.reload();
+        await reload();
       },
+      close: () => clearTimeout(retry),
     };
   },
 };
