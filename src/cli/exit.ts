@@ -7,6 +7,8 @@ export const EXIT = {
   USAGE: 2,
   /** The service could not reach what it needs (EX_UNAVAILABLE). */
   UNAVAILABLE: 69,
+  /** Another server already listens on the socket (EX_CANTCREAT): restarting cannot help. */
+  IN_USE: 73,
   /** Invalid configuration (EX_CONFIG): systemd should not restart in a loop on it. */
   CONFIG: 78,
   /** Interrupted by Ctrl-C (128 + SIGINT). */

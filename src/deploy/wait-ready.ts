@@ -10,6 +10,7 @@
  * (RestartPreventExitStatus=78: no restart). Failing first would make the unit
  * fail on this control process instead, and be restarted once.
  */
+import { EXIT } from '../cli/exit.js';
 import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, SERVICE_NAMES, loadConfig, ping, type ServiceName } from '../runtime/index.js';
@@ -46,7 +47,7 @@ export async function main(argv: string[], timeoutMs = READY_TIMEOUT_MS): Promis
     process.stderr.write(`wait-ready: ${(err as Error).message}\n`);
     if (!(err instanceof ConfigError)) return 1;
     await sleep(timeoutMs);
-    return 78;
+    return EXIT.CONFIG;
   }
   if (await waitReady(socket, timeoutMs)) return 0;
   process.stderr.write(`wait-ready: ${service} did not answer ping on ${socket} within ${timeoutMs / 1000} s\n`);

@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'ADDRESS_IN_USE'
   | 'CONFIG'
   | 'SHUTTING_DOWN'
+  | 'OVERLOADED'
   | 'INTERNAL';
 
 /** Base class of every error ZINO raises on purpose. */
@@ -61,7 +62,7 @@ export class RemoteError extends ZinoError {
 const CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'FRAME_TOO_LARGE', 'INVALID_FRAME', 'INVALID_REQUEST', 'UNKNOWN_TYPE', 'UPSTREAM_UNAVAILABLE',
   'UPSTREAM_ERROR', 'CONNECTION_CLOSED', 'CANCELLED', 'TIMEOUT', 'NOT_CONFIGURED', 'ADDRESS_IN_USE',
-  'CONFIG', 'SHUTTING_DOWN', 'INTERNAL',
+  'CONFIG', 'SHUTTING_DOWN', 'OVERLOADED', 'INTERNAL',
 ]);
 
 /** True when `value` is one of the stable error codes. */

@@ -36,18 +36,16 @@ export interface RunServiceOptions {
 export async function runService(options: RunServiceOptions): Promise<ZinoServer> {
   const { config, log, instance } = options;
   const exit = options.exit ?? ((code: number) => process.exit(code));
-  const server = await serve(options.socketPath, {
-    handlers: instance.handlers,
-    untyped: instance.untyped,
-    log,
-    maxFrameBytes: config.limits.max_frame_bytes,
-    requestReadTimeoutMs: config.limits.request_read_timeout_ms,
-    shutdownGraceMs: config.limits.shutdown_grace_ms,
-  });
-  log.info({ socket: options.socketPath }, 'listening');
-
+  // Signals are wired before listening: a SIGTERM that arrives while the socket is being
+  // set up (a client may already have been answered) must stop us cleanly, not kill us.
+  let server: ZinoServer | undefined;
+  let stopRequested: string | undefined;
   let stopping = false;
   const stop = (signal: string): void => {
+    if (!server) {
+      stopRequested ??= signal;
+      return;
+    }
     if (stopping) return;
     stopping = true;
     log.info({ signal, open: server.connectionCount }, 'shutting down');
@@ -75,6 +73,17 @@ export async function runService(options: RunServiceOptions): Promise<ZinoServer
       (err: unknown) => log.error({ err: castToError(err) }, 'reload failed'),
     );
   });
+  server = await serve(options.socketPath, {
+    handlers: instance.handlers,
+    untyped: instance.untyped,
+    log,
+    maxFrameBytes: config.limits.max_frame_bytes,
+    requestReadTimeoutMs: config.limits.request_read_timeout_ms,
+    shutdownGraceMs: config.limits.shutdown_grace_ms,
+    maxConnections: config.limits.max_connections,
+  });
+  log.info({ socket: options.socketPath }, 'listening');
+  if (stopRequested) stop(stopRequested);
   return server;
 }
 

@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'smol-toml';
-import { loadConfig, type ResolvedConfig, type ServiceName } from '../runtime/index.js';
+import { SERVICE_NAMES, loadConfig, type ResolvedConfig, type ServiceName } from '../runtime/index.js';
 import { CLI_PATH, PACKAGE_ROOT } from './paths.js';
 import { startProcess, waitForPing, type RunningProcess } from './process.js';
 
@@ -28,7 +28,7 @@ export function writeTestConfig(dir: string, overrides: ConfigOverrides = {}): {
     mem: { data_dir: path.join(dir, 'data', 'mem') },
     limits: { shutdown_grace_ms: 3000 },
   };
-  for (const name of ['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx'] as const) {
+  for (const name of SERVICE_NAMES) {
     base[name] = { ...base[name], socket: path.join(dir, 'run', `${name}.sock`) };
   }
   for (const [section, keys] of Object.entries(overrides)) base[section] = { ...base[section], ...(keys as Record<string, unknown>) };

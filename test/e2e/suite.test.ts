@@ -67,6 +67,13 @@ describe('zino up', () => {
     expect(suite.stdout()).toMatch(/ask: +zino ask --config .* "how much disk space is free\?"/);
   });
 
+  it('refuses a second zino up on the same sockets and leaves the first one untouched (regression)', async () => {
+    const second = await runCli(['up', '--config', file]);
+    expect(second.code).toBe(73);
+    expect(second.stderr).toMatch(/^zino: daemon is already running at .*daemon\.sock: another ZINO suite uses these sockets/);
+    for (const name of ['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx']) await ping(path.join(dir, 'run', `${name}.sock`));
+  });
+
   it('restarts a service that crashes', async () => {
     const [pid] = processesMatching(`serve sys --config ${file}`);
     expect(pid).toBeDefined();
@@ -158,9 +165,15 @@ describe('raw framed clients', () => {
   it('fall back to rtr when agr is killed, and use agr again once it is back', async () => {
     script({ rules: [{ reply: 'plain answer' }] });
     const [pid] = processesMatching(`serve agr --config ${file}`);
-    process.kill(pid as number, 'SIGKILL');
-    await waitFor(() => !processesMatching(`serve agr --config ${file}`).includes(pid as number), 'agr to die');
-    expect(await request(daemon, { message: 'still there?' })).toMatchObject({ content: 'plain answer', via: 'rtr' });
+    // Freeze the supervisor so that it cannot restart agr before the question is asked.
+    suite.child.kill('SIGSTOP');
+    try {
+      process.kill(pid as number, 'SIGKILL');
+      await waitFor(() => !processesMatching(`serve agr --config ${file}`).includes(pid as number), 'agr to die');
+      expect(await request(daemon, { message: 'still there?' })).toMatchObject({ content: 'plain answer', via: 'rtr' });
+    } finally {
+      suite.child.kill('SIGCONT');
+    }
     await waitFor(async () => ping(path.join(dir, 'run', 'agr.sock')).then(() => true, () => false), 'agr to be back', 5000);
     expect(await request(daemon, { message: 'and now?' })).toMatchObject({ content: 'plain answer', via: 'agr' });
   });

@@ -52,7 +52,7 @@ describe.each((['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx'] as ServiceNa
     if (service === 'daemon') expect(failure).toMatch(/closed the connection/);
     else expect(terminal?.type === 'done' || terminal?.type === 'error').toBe(true);
     record(`crash.${service}.terminal_ms`, toTerminal, 'ms');
-    record(`crash.${service}.terminal`, terminal?.type ?? `connection closed`);
+    record(`crash.${service}.terminal`, typeof terminal?.type === "string" ? terminal.type : "connection closed");
     expect(toTerminal).toBeLessThan(1000);
 
     if (service === 'agr') {

@@ -129,6 +129,26 @@ describe('connect()', () => {
   });
 });
 
+describe('stream() on a connection opened earlier', () => {
+  it('uses it, and reports one the server closed before the request as never taken (UPSTREAM_UNAVAILABLE)', async () => {
+    const server = await zinoServer({ echo: (req) => ({ type: 'ok', v: req.v }) });
+    const early = connect(server.socketPath);
+    expect(await request(server.socketPath, { type: 'echo', v: 1 }, { connection: early })).toEqual({ type: 'ok', v: 1 });
+
+    const closing = net.createServer((s) => setTimeout(() => s.destroy(), 10));
+    const closingPath = path.join(dir, 'closing.sock');
+    await new Promise<void>((r) => closing.listen(closingPath, r));
+    closers.push(() => new Promise<void>((r) => closing.close(() => r())));
+    const idle = connect(closingPath);
+    const socket = await idle;
+    await new Promise((r) => socket.once('close', r));
+    await expect(request(closingPath, { type: 'x' }, { connection: idle, name: 'agr' })).rejects.toMatchObject({
+      code: 'UPSTREAM_UNAVAILABLE',
+      message: 'agr closed the connection before taking the request',
+    });
+  });
+});
+
 describe('ping()', () => {
   it('resolves with a round-trip time', async () => {
     const server = await zinoServer({});

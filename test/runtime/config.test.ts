@@ -100,7 +100,8 @@ describe('loadConfig: errors name the file and the key', () => {
   it.each([
     ['[agent]\ntemperature = "hot"\n', '[agent] temperature must be a number, got the string "hot"'],
     ['[rtr]\nstreaming = "yes"\n', '[rtr] streaming must be true or false, got the string "yes"'],
-    ['[exc]\ntimeout = -1\n', '[exc] timeout must be at least 0.1, got -1'],
+    ['[exc]\ntimeout = -1\n', '[exc] timeout must be at least 1, got -1'],
+    ['[exc]\ntimeout = 2.5\n', '[exc] timeout must be an integer, got 2.5'],
     ['[agr]\nmax_iterations = 2.5\n', '[agr] max_iterations must be an integer, got 2.5'],
     ['[exc]\nsandbox = "docker"\n', '[exc] sandbox must be one of "auto", "bwrap", "none", got "docker"'],
     ['[mem]\ndata_dir = 5\n', '[mem] data_dir must be a string, got number 5'],

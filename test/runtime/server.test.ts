@@ -2,7 +2,7 @@ import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ZinoError, encodeFrame, request, serve, stream, type Handlers, type ZinoServer } from '../../src/runtime/index.js';
+import { ZinoError, encodeFrame, removeStaleSocket, request, serve, stream, type Handlers, type ZinoServer } from '../../src/runtime/index.js';
 import { captureLogger, tempDir, waitFor } from '../helpers/util.js';
 import { rawConnect, rawExchange } from '../helpers/raw.js';
 
@@ -88,6 +88,21 @@ describe('serve: routing', () => {
     expect(lines.find((l) => l.msg === 'inside handler')).toMatchObject({ request_id: 'abc-123', type: 'get', service: 'test' });
     await request(socketPath, { type: 'get' });
     expect(seen).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('serve: connection limit', () => {
+  it('answers a connection over max_connections with OVERLOADED and keeps serving the others', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const { socketPath, server } = await start({ hold: async () => { await held; return { type: 'ok' }; } }, { maxConnections: 1 });
+    const first = request(socketPath, { type: 'hold' });
+    await waitFor(() => server.connectionCount === 1, 'the first connection');
+    await expect(request(socketPath, { type: 'ping' })).rejects.toMatchObject({ code: 'OVERLOADED', message: 'too many connections (1); try again shortly' });
+    release();
+    expect(await first).toEqual({ type: 'ok' });
+    await waitFor(() => server.connectionCount === 0, 'the connection to close');
+    expect(await request(socketPath, { type: 'ping' })).toEqual({ type: 'pong' });
   });
 });
 
@@ -266,6 +281,22 @@ describe('serve: socket file', () => {
   it('refuses a socket path longer than sun_path allows', async () => {
     const { log } = captureLogger();
     await expect(serve(path.join(dir, 'x'.repeat(120)), { handlers: {}, log })).rejects.toMatchObject({ code: 'CONFIG' });
+  });
+});
+
+describe('removeStaleSocket', () => {
+  it('removes a socket nobody listens on, but never a live socket or a regular file', async () => {
+    const { socketPath } = await start({});
+    expect(await removeStaleSocket(socketPath)).toBe(false);
+    expect(await request(socketPath, { type: 'ping' })).toEqual({ type: 'pong' });
+    const stale = path.join(dir, 'stale2.sock');
+    spawnSync(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(stale)}, () => process.kill(process.pid, 'SIGKILL'))`]);
+    expect(await removeStaleSocket(stale)).toBe(true);
+    expect(existsSync(stale)).toBe(false);
+    const plain = path.join(dir, 'plain.sock');
+    writeFileSync(plain, 'data');
+    expect(await removeStaleSocket(plain)).toBe(false);
+    expect(existsSync(plain)).toBe(true);
   });
 });
 

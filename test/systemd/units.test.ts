@@ -36,6 +36,7 @@ describe('unit templates', () => {
     expect(words(u, 'WantedBy')).toContain('zino.target');
     expect(last(u, 'Restart')).toBe('on-failure');
     expect(words(u, 'RestartPreventExitStatus')).toContain('78');
+    expect(words(u, 'RestartPreventExitStatus')).toContain('73');
     // Above [limits] shutdown_grace_ms = 10 s.
     expect(Number(/^(\d+)s$/.exec(last(u, 'TimeoutStopSec') ?? '')?.[1])).toBeGreaterThan(10);
   });

@@ -4,13 +4,8 @@
  */
 import { ConfigError, SERVICE_NAMES, castToError, createLogger, loadConfig, runService, ZinoError } from '../../runtime/index.js';
 import { isServiceName, loadServiceDefinition } from '../../services/index.js';
+import type { ConfigOptions } from '../config.js';
 import { EXIT } from '../exit.js';
-
-/** Options shared by every command that reads the configuration. */
-export interface ConfigOptions {
-  config?: string;
-  dir?: string;
-}
 
 /** Runs `name` until SIGTERM/SIGINT. Exits with 78 on a configuration error, 1 when it cannot start. */
 export async function serveCommand(name: string, options: ConfigOptions): Promise<void> {
@@ -43,10 +38,21 @@ export async function serveCommand(name: string, options: ConfigOptions): Promis
     process.exit(EXIT.FAILURE);
   });
 
+  // A stop asked for while the service builds its state (mem indexes its memories) is kept
+  // and delivered again once runService has its handlers, instead of killing us mid-start.
+  let earlySignal: NodeJS.Signals | undefined;
+  const early = (signal: NodeJS.Signals): void => {
+    earlySignal ??= signal;
+  };
+  process.on('SIGTERM', early);
+  process.on('SIGINT', early);
   try {
     const definition = await loadServiceDefinition(service);
     const instance = await definition.create(config, log, { configFile: loaded.file });
     await runService({ socketPath: config[service].socket, config, log, instance });
+    process.off('SIGTERM', early);
+    process.off('SIGINT', early);
+    if (earlySignal) process.kill(process.pid, earlySignal);
     // Under `zino up` our stdin is a pipe from the supervisor: its end means the supervisor is gone.
     if (process.env.ZINO_SUPERVISED === '1') {
       process.stdin.on('end', () => process.kill(process.pid, 'SIGTERM'));
@@ -55,6 +61,6 @@ export async function serveCommand(name: string, options: ConfigOptions): Promis
   } catch (err) {
     const code = err instanceof ZinoError ? err.code : 'INTERNAL';
     log.fatal({ code, reason: castToError(err).message, err: err instanceof ZinoError ? undefined : castToError(err) }, 'cannot start');
-    process.exit(code === 'CONFIG' ? EXIT.CONFIG : EXIT.FAILURE);
+    process.exit(code === 'CONFIG' ? EXIT.CONFIG : code === 'ADDRESS_IN_USE' ? EXIT.IN_USE : EXIT.FAILURE);
   }
 }

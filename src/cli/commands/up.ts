@@ -2,7 +2,7 @@
  * `zino up`: runs the whole suite in the foreground for development: the seven
  * services as children, restarted when they crash, all stopped on Ctrl-C/SIGTERM.
  */
-import { SERVICE_NAMES, request, type Frame, type ServiceName } from '../../runtime/index.js';
+import { SERVICE_NAMES, isListening, request, type Frame, type ServiceName } from '../../runtime/index.js';
 import { cliConfig, fail, type ConfigOptions } from '../config.js';
 import { EXIT } from '../exit.js';
 import { formatLogLine } from '../up/log-line.js';
@@ -15,6 +15,12 @@ export async function upCommand(options: ConfigOptions): Promise<void> {
   if (options.config !== undefined) args.push('--config', options.config);
   if (options.dir !== undefined) args.push('--dir', options.dir);
   const sockets = Object.fromEntries(SERVICE_NAMES.map((n) => [n, config[n].socket])) as Record<ServiceName, string>;
+  // A second `zino up` on the same sockets must not start, nor touch the first one's sockets.
+  for (const name of SERVICE_NAMES) {
+    if (await isListening(sockets[name])) {
+      fail(`${name} is already running at ${sockets[name]}: another ZINO suite uses these sockets (stop it first, or use another --dir)`, EXIT.IN_USE);
+    }
+  }
   const pretty = process.stderr.isTTY === true;
   const supervisor = new Supervisor({
     args,

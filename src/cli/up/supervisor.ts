@@ -4,14 +4,14 @@
  * exponential backoff, and on stop leaves no process and no socket behind.
  *
  * A child that exits 0 was asked to stop (SIGTERM/SIGINT) and is not restarted,
- * as under systemd's Restart=on-failure; nor is one that exits 78 (bad config).
+ * as under systemd's Restart=on-failure; nor is one that exits 78 (bad config) or
+ * 73 (another server owns its socket).
  * Each child's stdin is a pipe from us: if we die, even by SIGKILL, it sees EOF
  * and shuts down, so no orphan outlives the supervisor.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, unlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { SERVICE_NAMES, ping, type ServiceName } from '../../runtime/index.js';
+import { SERVICE_NAMES, ping, removeStaleSocket, type ServiceName } from '../../runtime/index.js';
 import { EXIT } from '../exit.js';
 
 /** The compiled CLI entry point the children run. */
@@ -107,17 +107,8 @@ export class Supervisor {
         clearTimeout(killer);
       }),
     );
-    for (const name of SERVICE_NAMES) {
-      const socket = this.options.sockets[name];
-      // A child killed by SIGKILL could not remove its socket; nobody listens on it now.
-      if (existsSync(socket)) {
-        try {
-          unlinkSync(socket);
-        } catch {
-          // already gone
-        }
-      }
-    }
+    // A child killed by SIGKILL could not remove its socket; remove it only if nobody listens on it.
+    await Promise.all(SERVICE_NAMES.map((name) => removeStaleSocket(this.options.sockets[name])));
   }
 
   private spawn(child: Child): void {
@@ -157,6 +148,11 @@ export class Supervisor {
     if (code === EXIT.CONFIG) {
       child.failed = 'invalid configuration (see its log)';
       this.options.onNotice(`${child.name} exited with a configuration error; not restarting it`);
+      return;
+    }
+    if (code === EXIT.IN_USE) {
+      child.failed = `another server already listens on ${this.options.sockets[child.name]}`;
+      this.options.onNotice(`${child.name} cannot start: ${child.failed}; not restarting it`);
       return;
     }
     if (Date.now() - child.startedAt >= HEALTHY_MS) child.restarts = 0;

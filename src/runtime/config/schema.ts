@@ -117,6 +117,8 @@ export interface ResolvedConfig {
     request_read_timeout_ms: number;
     /** Time in-flight requests get to finish on SIGTERM, in milliseconds. @default 10000 */
     shutdown_grace_ms: number;
+    /** Connections a service serves at once; more get an OVERLOADED error. @default 1024 */
+    max_connections: number;
   };
 }
 
@@ -173,7 +175,7 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
   },
   exc: {
     socket: socket('exc'),
-    timeout: { kind: 'number', default: 30, min: 0.1, doc: 'Execution timeout (seconds)' },
+    timeout: { kind: 'integer', default: 30, min: 1, doc: 'Execution timeout (seconds)' },
     max_output_bytes: { kind: 'integer', default: MiB, min: 1024, doc: 'Cap on each of stdout and stderr (bytes)' },
     sandbox: { kind: 'string', default: 'auto', choices: ['auto', 'bwrap', 'none'], doc: 'Sandbox: "auto", "bwrap" or "none"' },
   },
@@ -207,5 +209,6 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
     connect_timeout_ms: { kind: 'integer', default: 2000, min: 1, doc: 'Bound on connecting to a service socket (ms)' },
     request_read_timeout_ms: { kind: 'integer', default: 30000, min: 1, doc: 'Time a client has to send its request (ms)' },
     shutdown_grace_ms: { kind: 'integer', default: 10000, min: 0, doc: 'Time in-flight requests get on SIGTERM (ms)' },
+    max_connections: { kind: 'integer', default: 1024, min: 1, doc: 'Connections a service serves at once (more get OVERLOADED)' },
   },
 };

@@ -110,7 +110,16 @@ export async function* stream(socketPath: string, request: Frame, options: Strea
     }
     // Errors surface through the reader below; this keeps an early one from being unhandled.
     socket.on('error', noop);
-    await new FrameWriter(socket, maxFrameBytes).write(request);
+    if (signal?.aborted) throw cancelled();
+    try {
+      await new FrameWriter(socket, maxFrameBytes).write(request);
+    } catch (err) {
+      // The service never took the request (it closed first): as good as unreachable, and safe to retry.
+      if (err instanceof ZinoError && err.code === 'CONNECTION_CLOSED') {
+        throw new ZinoError('UPSTREAM_UNAVAILABLE', `${label} closed the connection before taking the request`, { cause: err });
+      }
+      throw err;
+    }
     for await (const frame of readFrames(socket, maxFrameBytes)) {
       yield frame;
       if (isTerminal(frame)) return;
@@ -132,7 +141,7 @@ export async function* stream(socketPath: string, request: Frame, options: Strea
  * Sends `request` and resolves with the single reply frame. An error frame
  * rejects with {@link RemoteError} (carrying the remote `code` and `message`).
  */
-export async function request(socketPath: string, frame: Frame, options: ClientOptions = {}): Promise<Frame> {
+export async function request(socketPath: string, frame: Frame, options: Omit<StreamOptions, 'isTerminal'> = {}): Promise<Frame> {
   for await (const reply of stream(socketPath, frame, { ...options, isTerminal: () => true })) {
     if (reply.type === 'error') throw new RemoteError(reply);
     return reply;

@@ -8,8 +8,8 @@
 import { chmod, lstat } from 'node:fs/promises';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ZinoError } from '../errors.js';
-import { DEFAULT_MAX_FRAME_BYTES } from '../frame/codec.js';
+import { ZinoError, errorFrame } from '../errors.js';
+import { DEFAULT_MAX_FRAME_BYTES, encodeFrame } from '../frame/codec.js';
 import type { Logger } from '../log.js';
 import { Connection, type Handler, type Handlers } from './connection.js';
 import { prepareSocketPath, removeSocketFile } from './socket-path.js';
@@ -29,6 +29,8 @@ export interface ServeOptions {
   requestReadTimeoutMs?: number | undefined;
   /** Time in-flight requests get to finish on close, in milliseconds. @default 10000 */
   shutdownGraceMs?: number | undefined;
+  /** Connections served at once; one more gets an OVERLOADED error frame. @default 1024 */
+  maxConnections?: number | undefined;
 }
 
 /** A listening server. */
@@ -57,9 +59,16 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
     requestReadTimeoutMs: options.requestReadTimeoutMs ?? 30_000,
   };
 
+  const maxConnections = options.maxConnections ?? 1024;
   const server = net.createServer({ allowHalfOpen: true }, (socket) => {
     if (closing) {
       socket.destroy();
+      return;
+    }
+    if (connections.size >= maxConnections) {
+      log.warn({ open: connections.size }, 'connection refused: too many open connections');
+      socket.on('error', () => undefined);
+      socket.end(encodeFrame(errorFrame(new ZinoError('OVERLOADED', `too many connections (${maxConnections}); try again shortly`))));
       return;
     }
     const connection = new Connection(socket, connectionOptions);

@@ -48,7 +48,7 @@ export async function prepareSocketPath(socketPath: string, log: Logger): Promis
  * True when something accepts connections on `socketPath`. A process that accepts
  * but never answers ping still owns the path: we refuse rather than steal it.
  */
-function isListening(socketPath: string): Promise<boolean> {
+export function isListening(socketPath: string): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.createConnection({ path: socketPath });
     const done = (listening: boolean): void => {
@@ -68,5 +68,20 @@ export async function removeSocketFile(socketPath: string, inode: number | undef
     await unlink(socketPath);
   } catch {
     // Already gone: nothing to do.
+  }
+}
+
+/**
+ * Removes `socketPath` when it is a socket nobody listens on (left by a process
+ * that was killed); never a live socket, never anything that is not a socket.
+ * Returns whether it removed something.
+ */
+export async function removeStaleSocket(socketPath: string): Promise<boolean> {
+  try {
+    if (!(await lstat(socketPath)).isSocket() || (await isListening(socketPath))) return false;
+    await unlink(socketPath);
+    return true;
+  } catch {
+    return false;
   }
 }

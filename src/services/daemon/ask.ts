@@ -37,7 +37,11 @@ export async function ask(config: Readonly<ResolvedConfig>, lock: ChannelLock, r
   const started = performance.now();
   const release = channelId === undefined ? undefined : await lock.acquire(channelId, ctx.signal);
   // Connect to agr while the prompt is being assembled: one round trip less before the first token.
-  const agrConnection = connect(config.agr.socket, { signal: ctx.signal, connectTimeoutMs: config.limits.connect_timeout_ms, name: 'agr' });
+  const agrConnection = connect(config.agr.socket, { signal: ctx.signal, connectTimeoutMs: config.limits.connect_timeout_ms, name: 'agr' }).then((socket) => {
+    // Idle until the prompt is ready: an error meanwhile must not go unhandled (stream() reports it).
+    socket.on('error', () => undefined);
+    return socket;
+  });
   // Marks a failure as handled until dispatch awaits it (then it picks the rtr fallback).
   agrConnection.catch(() => undefined);
   let handedOver = false;

@@ -35,6 +35,12 @@ export async function* dispatch(config: Readonly<ResolvedConfig>, job: Dispatch,
     return;
   } catch (err) {
     if (!(err instanceof ZinoError) || !unreachable(err)) throw err;
+    if (agrConnection) {
+      // The connection opened early was dropped before agr took the request (agr restarting or
+      // stopping): agr never saw it, so one more try on a fresh connection runs nothing twice.
+      yield* dispatch(config, job, ctx);
+      return;
+    }
     ctx.log.warn({ reason: err.message }, 'agr unreachable; answering through rtr directly');
   }
   yield* throughRtr(config, job, ctx);
