@@ -149,6 +149,32 @@ describe('stream() on a connection opened earlier', () => {
   });
 });
 
+describe('stream() with mergeChunks', () => {
+  it('joins chunk frames that waited for a slow consumer, and passes other frames as they are', async () => {
+    const server = await zinoServer({
+      gen: async (_req, ctx) => {
+        for (const d of ['a', 'b', 'c', 'd']) await ctx.send({ type: 'chunk', delta: d });
+        await ctx.send({ type: 'iteration', n: 2 });
+        await ctx.send({ type: 'chunk', delta: 'e' });
+        return { type: 'done', full_text: 'abcde' };
+      },
+    });
+    // The handler writes every frame in one tick, so they reach the client in one read:
+    // exactly the backlog a consumer finds when it falls behind.
+    const frames: Frame[] = [];
+    for await (const f of stream(server.socketPath, { type: 'gen' }, { mergeChunks: true })) frames.push(f);
+    expect(frames).toEqual([
+      { type: 'chunk', delta: 'abcd' },
+      { type: 'iteration', n: 2 },
+      { type: 'chunk', delta: 'e' },
+      { type: 'done', full_text: 'abcde' },
+    ]);
+    const plain: Frame[] = [];
+    for await (const f of stream(server.socketPath, { type: 'gen' })) plain.push(f);
+    expect(plain.filter((f) => f.type === 'chunk')).toHaveLength(5);
+  });
+});
+
 describe('ping()', () => {
   it('resolves with a round-trip time', async () => {
     const server = await zinoServer({});

@@ -38,6 +38,8 @@ export interface StreamOptions extends ClientOptions {
    * prepared) to use instead of connecting now. The stream owns it from then on.
    */
   connection?: Promise<net.Socket> | undefined;
+  /** Join `chunk` frames that are already waiting into one (see readFrames). @default false */
+  mergeChunks?: boolean | undefined;
 }
 
 /** Connects to a Unix socket; rejects with UPSTREAM_UNAVAILABLE, TIMEOUT or CANCELLED. */
@@ -120,7 +122,7 @@ export async function* stream(socketPath: string, request: Frame, options: Strea
       }
       throw err;
     }
-    for await (const frame of readFrames(socket, maxFrameBytes)) {
+    for await (const frame of readFrames(socket, maxFrameBytes, options.mergeChunks ?? false)) {
       yield frame;
       if (isTerminal(frame)) return;
     }

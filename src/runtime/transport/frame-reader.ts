@@ -12,8 +12,13 @@ import { FrameDecoder } from '../frame/decoder.js';
 /** Frames waiting for the consumer before the socket is paused. */
 const HIGH_WATER_FRAMES = 64;
 
-/** Yields frames from `socket` until it ends; throws the socket's error or a protocol error. */
-export async function* readFrames(socket: Socket, maxFrameBytes: number): AsyncGenerator<Frame, 'ended', undefined> {
+/**
+ * Yields frames from `socket` until it ends; throws the socket's error or a protocol
+ * error. With `mergeChunks`, `chunk` frames already waiting behind one another leave
+ * as one (their deltas joined): a consumer that falls behind then handles fewer, larger
+ * frames, and one that keeps up sees every frame as it came.
+ */
+export async function* readFrames(socket: Socket, maxFrameBytes: number, mergeChunks = false): AsyncGenerator<Frame, 'ended', undefined> {
   const decoder = new FrameDecoder({ maxFrameBytes });
   const queue: Frame[] = [];
   let failure: Error | undefined;
@@ -55,7 +60,12 @@ export async function* readFrames(socket: Socket, maxFrameBytes: number): AsyncG
   try {
     for (;;) {
       if (queue.length > 0) {
-        const frame = queue.shift() as Frame;
+        let frame = queue.shift() as Frame;
+        if (mergeChunks && isChunk(frame) && queue.length > 0 && isChunk(queue[0] as Frame)) {
+          let delta = frame.delta as string;
+          while (queue.length > 0 && isChunk(queue[0] as Frame)) delta += (queue.shift() as Frame).delta as string;
+          frame = { type: 'chunk', delta };
+        }
         if (queue.length < HIGH_WATER_FRAMES / 2 && socket.isPaused()) socket.resume();
         yield frame;
         continue;
@@ -70,4 +80,8 @@ export async function* readFrames(socket: Socket, maxFrameBytes: number): AsyncG
     socket.off('error', onError);
     socket.off('close', onClose);
   }
+}
+
+function isChunk(frame: Frame): boolean {
+  return frame.type === 'chunk' && typeof frame.delta === 'string';
 }

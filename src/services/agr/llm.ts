@@ -27,7 +27,7 @@ export async function* infer(target: RtrTarget, messages: ChatMessage[], samplin
   const frames = stream(
     target.socket,
     { type: 'infer', messages, temperature: sampling.temperature, top_p: sampling.top_p, stream: options.stream, request_id: options.requestId },
-    { signal: options.signal, connectTimeoutMs: target.connectTimeoutMs, maxFrameBytes: target.maxFrameBytes, name: 'rtr' },
+    { signal: options.signal, connectTimeoutMs: target.connectTimeoutMs, maxFrameBytes: target.maxFrameBytes, name: 'rtr', mergeChunks: true },
   );
   for await (const frame of frames) {
     if (frame.type === 'chunk' && typeof frame.delta === 'string') yield { delta: frame.delta };

@@ -24,7 +24,7 @@ export async function* dispatch(config: Readonly<ResolvedConfig>, job: Dispatch,
   const frames = stream(
     config.agr.socket,
     { type: 'run', messages: job.messages, ...sampling, max_iterations: config.agr.max_iterations, stream: job.stream, request_id: ctx.requestId, ...(job.events ? { events: true } : {}) },
-    { ...base, name: 'agr', connection: agrConnection },
+    { ...base, name: 'agr', connection: agrConnection, mergeChunks: true },
   );
   try {
     for await (const frame of frames) {
@@ -52,7 +52,7 @@ function unreachable(err: ZinoError): boolean {
 }
 
 async function* throughRtr(config: Readonly<ResolvedConfig>, job: Dispatch, ctx: HandlerContext): AsyncGenerator<Frame & { via?: 'agr' | 'rtr' }> {
-  const base = { signal: ctx.signal, connectTimeoutMs: config.limits.connect_timeout_ms, name: 'rtr', maxFrameBytes: config.limits.max_frame_bytes };
+  const base = { signal: ctx.signal, connectTimeoutMs: config.limits.connect_timeout_ms, name: 'rtr', maxFrameBytes: config.limits.max_frame_bytes, mergeChunks: true };
   let streaming = false;
   if (job.stream) {
     const caps = await request(config.rtr.socket, { type: 'capabilities', request_id: ctx.requestId }, { ...base, timeoutMs: config.daemon.dependency_timeout_ms });
