@@ -69,7 +69,9 @@ describe('daemon', () => {
     script({ rules: [{ reply: 'one two three', chunkSize: 4 }] });
     const group = await suite(ALL);
     const out = await frames(group, { message: 'hi', stream: true });
-    expect(out.map((f) => f.type)).toEqual(['chunk', 'chunk', 'chunk', 'chunk', 'done']);
+    // Chunks that queue up along the way may be joined; their text and order never change.
+    expect(new Set(out.slice(0, -1).map((f) => f.type))).toEqual(new Set(['chunk']));
+    expect(out.slice(0, -1).map((f) => f.delta).join('')).toBe('one two three');
     expect(out.at(-1)).toMatchObject({ type: 'done', full_text: 'one two three' });
   });
 
@@ -88,7 +90,7 @@ describe('daemon', () => {
     expect(await request(group.get('daemon').socket, { message: 'hi' })).toMatchObject({ type: 'response', content: 'straight from rtr', via: 'rtr' });
     const out = await frames(group, { message: 'hi', stream: true, channel_id: 'f' });
     expect(out.at(-1)).toMatchObject({ type: 'done', full_text: 'straight from rtr', via: 'rtr' });
-    expect(out.filter((f) => f.type === 'chunk').length).toBe(3);
+    expect(out.filter((f) => f.type === 'chunk').map((f) => f.delta).join('')).toBe('straight from rtr');
     expect(group.get('daemon').logs.some((l) => l.msg === 'agr unreachable; answering through rtr directly')).toBe(true);
     const history = await request(group.get('mem').socket, { type: 'get_history', channel_id: 'f' });
     expect(history.messages).toHaveLength(2);
