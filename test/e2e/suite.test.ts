@@ -5,7 +5,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ping, request, stream, type Frame } from '../../src/runtime/index.js';
+import { connect, ping, request, stream, type Frame } from '../../src/runtime/index.js';
 import { startMockLlm, type MockLlm } from '../../src/testing/mock-llm/server.js';
 import type { MockScript } from '../../src/testing/mock-llm/script.js';
 import { writeTestConfig } from '../../src/testing/suite.js';
@@ -164,17 +164,27 @@ describe('raw framed clients', () => {
 
   it('fall back to rtr when agr is killed, and use agr again once it is back', async () => {
     script({ rules: [{ reply: 'plain answer' }] });
-    const [pid] = processesMatching(`serve agr --config ${file}`);
+    const pid = await waitFor(() => {
+      const pids = processesMatching(`serve agr --config ${file}`);
+      return pids.length === 1 ? pids[0] : undefined;
+    }, 'one agr process');
     // Freeze the supervisor so that it cannot restart agr before the question is asked.
+    let answer: unknown;
     suite.child.kill('SIGSTOP');
     try {
       process.kill(pid as number, 'SIGKILL');
-      await waitFor(() => !processesMatching(`serve agr --config ${file}`).includes(pid as number), 'agr to die');
-      expect(await request(daemon, { message: 'still there?' })).toMatchObject({ content: 'plain answer', via: 'rtr' });
+      // Wait for exactly what the daemon will meet: agr's socket refusing connections.
+      await waitFor(
+        () => connect(path.join(dir, 'run', 'agr.sock')).then((socket) => (socket.destroy(), false), (err: { code?: string }) => err.code === 'UPSTREAM_UNAVAILABLE'),
+        'agr to stop accepting',
+      );
+      answer = await request(daemon, { message: 'still there?' }).catch((e: unknown) => e);
     } finally {
       suite.child.kill('SIGCONT');
+      // Whatever happened above, the tests after this one need agr back.
+      await waitFor(async () => ping(path.join(dir, 'run', 'agr.sock')).then(() => true, () => false), 'agr to be back', 5000);
     }
-    await waitFor(async () => ping(path.join(dir, 'run', 'agr.sock')).then(() => true, () => false), 'agr to be back', 5000);
+    expect(answer).toMatchObject({ content: 'plain answer', via: 'rtr' });
     expect(await request(daemon, { message: 'and now?' })).toMatchObject({ content: 'plain answer', via: 'agr' });
   });
 });

@@ -17,3 +17,4 @@ export function processesMatching(needle: string): number[] {
   }
   return out;
 }
+
