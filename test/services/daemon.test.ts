@@ -150,6 +150,53 @@ describe('daemon', () => {
     ]);
   });
 
+  it('runs requests on different channels at the same time', async () => {
+    script({ rules: [{ reply: 'slow answer', chunkSize: 1, delayMs: 30 }] });
+    const group = await suite(ALL);
+    const socket = group.get('daemon').socket;
+    let together = 0;
+    const watch = setInterval(() => (together = Math.max(together, mock.stats.active)), 2);
+    try {
+      await Promise.all([request(socket, { message: 'a', channel_id: 'left' }), request(socket, { message: 'b', channel_id: 'right' })]);
+    } finally {
+      clearInterval(watch);
+    }
+    expect(together).toBe(2);
+  });
+
+  it('asks sys and ctx at the same time', async () => {
+    script({ rules: [{ reply: 'ok' }] });
+    const { dir, cleanup } = tempDir('zconc');
+    const { serve } = await import('../../src/runtime/index.js');
+    const { captureLogger } = await import('../helpers/util.js');
+    // Fake sys and ctx that answer only once both have been asked: fetching them one
+    // after the other would leave each waiting for the other until the daemon gives up.
+    let arrived = 0;
+    let bothAsked!: () => void;
+    const barrier = new Promise<void>((r) => (bothAsked = r));
+    const arrive = async (): Promise<void> => {
+      if (++arrived === 2) bothAsked();
+      await barrier;
+    };
+    const { log } = captureLogger();
+    const fakeSys = await serve(path.join(dir, 'run', 'sys.sock'), { log, handlers: { get: async () => (await arrive(), { type: 'system_prompt', content: 'SYS' }) } });
+    const fakeCtx = await serve(path.join(dir, 'run', 'ctx.sock'), { log, handlers: { build: async () => (await arrive(), { type: 'context', messages: [{ role: 'user', content: 'CTX' }] }) } });
+    const group = await startServices(['rtr', 'agr', 'exc', 'daemon'], dir, { api: { base_url: mock.baseUrl, key: 'k' }, service: { model: 'm' }, exc: { sandbox: 'none' }, daemon: { dependency_timeout_ms: 2000 } });
+    try {
+      expect(await request(group.get('daemon').socket, { message: 'hi' })).toMatchObject({ content: 'ok' });
+      expect(mock.stats.bodies[0]?.messages).toEqual([
+        { role: 'system', content: 'SYS' },
+        { role: 'user', content: 'CTX' },
+        { role: 'user', content: 'hi' },
+      ]);
+    } finally {
+      for (const exit of Object.values(await group.stop())) expect(exit).toEqual({ code: 0, signal: null });
+      await fakeSys.close();
+      await fakeCtx.close();
+      cleanup();
+    }
+  });
+
   it('reports an rtr failure as one error frame after nothing else', async () => {
     script({ rules: [{ status: 401, errorMessage: 'bad key' }] });
     const group = await suite(ALL);
