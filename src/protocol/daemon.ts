@@ -1,5 +1,5 @@
 /** Wire types of zino-daemon, the front door. */
-import type { Usage } from './rtr.js';
+import type { DoneFrame as RtrDone, ResponseFrame as RtrResponse } from './rtr.js';
 
 /** The inbound request of the contract: a message without `type`. */
 export interface AskRequest {
@@ -11,30 +11,21 @@ export interface AskRequest {
   request_id?: string;
 }
 
-/** A streamed piece of the answer. */
-export interface ChunkFrame {
-  type: 'chunk';
-  delta: string;
-}
-
-/** End of a streamed answer. ZINO extras: `iterations`, `usage`, `via`. */
-export interface DoneFrame {
-  type: 'done';
-  full_text: string;
+/** The extras the daemon adds to its terminal frames. */
+interface AnswerExtras {
   iterations?: number;
-  usage?: Usage;
   /** "agr", or "rtr" when agr was unreachable. */
   via?: 'agr' | 'rtr';
 }
 
-/** A collected answer. ZINO extras as on {@link DoneFrame}. */
-export interface ResponseFrame {
-  type: 'response';
-  content: string;
-  iterations?: number;
-  usage?: Usage;
-  via?: 'agr' | 'rtr';
-}
+/** A streamed piece of the answer (as rtr's). */
+export type { ChunkFrame } from './rtr.js';
+
+/** End of a streamed answer: rtr's `done` plus the ZINO extras `iterations` and `via`. */
+export interface DoneFrame extends RtrDone, AnswerExtras {}
+
+/** A collected answer: rtr's `response` plus the extras of {@link DoneFrame}. */
+export interface ResponseFrame extends RtrResponse, AnswerExtras {}
 
 /** One service in `status`. */
 export interface ServiceStatus {

@@ -47,11 +47,7 @@ export async function startFaultSuite(prefix: string, overrides: ConfigOverrides
       return pid;
     },
     script(value) {
-      mock.setScript(value);
-      mock.stats.requests = 0;
-      mock.stats.aborted = 0;
-      mock.stats.bodies.length = 0;
-      mock.stats.bytesStreamed = 0;
+      mock.reset(value);
     },
     async waitUntilBack(name, since, timeoutMs = 10_000) {
       await waitFor(async () => ping(socket(name), { timeoutMs: 500 }).then(() => true, () => false), `${name} to answer ping again`, timeoutMs, 5);

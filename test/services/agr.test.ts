@@ -31,10 +31,7 @@ afterAll(async () => {
 });
 
 function script(value: MockScript): void {
-  mock.setScript(value);
-  mock.stats.requests = 0;
-  mock.stats.aborted = 0;
-  mock.stats.bodies.length = 0;
+  mock.reset(value);
 }
 beforeEach(() => script({}));
 

@@ -25,10 +25,7 @@ afterEach(async () => {
 });
 
 function script(value: MockScript): void {
-  mock.setScript(value);
-  mock.stats.requests = 0;
-  mock.stats.aborted = 0;
-  mock.stats.bodies.length = 0;
+  mock.reset(value);
 }
 
 async function suite(names: ServiceName[], overrides: ConfigOverrides = {}): Promise<ServiceGroup> {

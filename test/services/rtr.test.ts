@@ -34,13 +34,8 @@ async function rtr(overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = {})
   return service;
 }
 
-function resetMock(script: Parameters<MockLlm['setScript']>[0]): void {
-  mock.setScript(script);
-  mock.stats.requests = 0;
-  mock.stats.aborted = 0;
-  mock.stats.bodies.length = 0;
-  mock.stats.authorizations.length = 0;
-  mock.stats.arrivals.length = 0;
+function resetMock(script: Parameters<MockLlm['reset']>[0]): void {
+  mock.reset(script);
 }
 
 /** A loopback port nobody listens on. */

@@ -34,6 +34,8 @@ export interface MockLlm {
   readonly stats: MockStats;
   /** Replaces the script (counters of `failTimes` and `times` start over). */
   setScript(script: MockScript): void;
+  /** Replaces the script and zeroes the counters a test reads (requests, aborts, bodies…). */
+  reset(script?: MockScript): void;
   /** Resolves when `stats.aborted` reaches `count`. */
   waitForAborts(count: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -200,6 +202,16 @@ export async function startMockLlm(script: MockScript = {}, options: { port?: nu
     setScript(script) {
       current = script;
       uses = new Map();
+    },
+    reset(script = {}) {
+      current = script;
+      uses = new Map();
+      stats.requests = 0;
+      stats.aborted = 0;
+      stats.bodies.length = 0;
+      stats.authorizations.length = 0;
+      stats.arrivals.length = 0;
+      stats.bytesStreamed = 0;
     },
     async waitForAborts(count, timeoutMs = 5000) {
       const deadline = Date.now() + timeoutMs;
