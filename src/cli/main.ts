@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * The `zino` command: ask, chat, up, status, mem, serve, mock-llm.
+ * The `zino` command: ask, chat, up, status, mem, serve, mock-llm,
+ * install-systemd, uninstall-systemd.
  */
 import { Command, Option } from 'commander';
 import { SERVICE_NAMES } from '../runtime/index.js';
