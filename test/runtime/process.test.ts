@@ -57,7 +57,8 @@ describe('a service process', () => {
 
   it('writes JSON log lines with the service name on stderr', async () => {
     await startFixture();
-    const listening = proc!.logs.find((l) => l.msg === 'listening');
+    // Ping may answer before the 'listening' line has reached us through the pipe.
+    const listening = await waitFor(() => proc!.logs.find((l) => l.msg === 'listening'), 'the listening line');
     expect(listening).toMatchObject({ service: 'fixture', level: 'info', pid: proc!.child.pid });
     expect(typeof listening?.time).toBe('string');
   });

@@ -9,6 +9,15 @@ import { EXIT } from '../exit.js';
 
 /** Runs `name` until SIGTERM/SIGINT. Exits with 78 on a configuration error, 1 when it cannot start. */
 export async function serveCommand(name: string, options: ConfigOptions): Promise<void> {
+  // Before anything else (before the first log line anyone may react to): a stop asked for
+  // while the service starts (mem indexes its memories) is kept and delivered again once
+  // runService has its handlers, instead of killing us mid-start with SIGTERM's default action.
+  let earlySignal: NodeJS.Signals | undefined;
+  const early = (signal: NodeJS.Signals): void => {
+    earlySignal ??= signal;
+  };
+  process.on('SIGTERM', early);
+  process.on('SIGINT', early);
   if (!isServiceName(name)) {
     process.stderr.write(`zino serve: unknown service "${name}" (one of: ${SERVICE_NAMES.join(', ')})\n`);
     process.exit(EXIT.USAGE);
@@ -38,14 +47,6 @@ export async function serveCommand(name: string, options: ConfigOptions): Promis
     process.exit(EXIT.FAILURE);
   });
 
-  // A stop asked for while the service builds its state (mem indexes its memories) is kept
-  // and delivered again once runService has its handlers, instead of killing us mid-start.
-  let earlySignal: NodeJS.Signals | undefined;
-  const early = (signal: NodeJS.Signals): void => {
-    earlySignal ??= signal;
-  };
-  process.on('SIGTERM', early);
-  process.on('SIGINT', early);
   try {
     const definition = await loadServiceDefinition(service);
     const instance = await definition.create(config, log, { configFile: loaded.file });
