@@ -1,4 +1,5 @@
 /** Loading the configuration for a client command; a bad config ends the command with its message. */
+import { ZinoClient } from '../client/index.js';
 import { ConfigError, loadConfig, type ResolvedConfig } from '../runtime/index.js';
 import { EXIT } from './exit.js';
 
@@ -16,6 +17,11 @@ export function cliConfig(options: ConfigOptions): Readonly<ResolvedConfig> {
     process.stderr.write(`zino: ${err instanceof ConfigError ? err.message : (err as Error).message}\n`);
     process.exit(EXIT.CONFIG);
   }
+}
+
+/** A client of the suite the options point at, or exit 78 with the config's message. */
+export function cliClient(options: ConfigOptions): ZinoClient {
+  return new ZinoClient({ config: cliConfig(options) });
 }
 
 /** Prints `message` to stderr and exits with `code`. */

@@ -3,8 +3,12 @@
  * `<tool_call>`/`<task>` blocks and their responses, and tool activity on stderr,
  * from the event frames. `--raw` shows the text exactly as produced.
  */
-import type { Frame } from '../runtime/index.js';
+import type { ToolCallEvent, ToolResultEvent } from '../protocol/agr.js';
+import type { AgrEvent, ChunkFrame, DoneFrame, ResponseFrame } from '../protocol/daemon.js';
 import { ALL_TAGS, StreamParser } from '../protocol/stream-parser.js';
+
+/** What the daemon sends for one answer (an error frame is a thrown error by then). */
+export type AnswerFrame = ChunkFrame | AgrEvent | DoneFrame | ResponseFrame;
 
 /** Where the display writes. */
 export interface DisplayOutput {
@@ -25,13 +29,13 @@ export class AnswerDisplay {
   ) {}
 
   /** Handles one frame from the daemon. */
-  frame(frame: Frame): void {
+  frame(frame: AnswerFrame): void {
     switch (frame.type) {
       case 'chunk':
-        this.text(String(frame.delta ?? ''));
+        this.text(frame.delta);
         break;
       case 'response':
-        this.text(String(frame.content ?? ''));
+        this.text(frame.content);
         break;
       case 'tool_call':
         this.activity(describeCall(frame));
@@ -39,7 +43,9 @@ export class AnswerDisplay {
       case 'tool_result':
         this.activity(describeResult(frame));
         break;
-      default:
+      case 'done':
+      case 'iteration':
+      case 'usage':
         break;
     }
   }
@@ -86,14 +92,14 @@ function firstLine(text: string, max = 100): string {
   return line.length > max ? `${line.slice(0, max)}…` : `${line}${more}`;
 }
 
-function describeCall(frame: Frame): string {
-  if (frame.kind === 'tool') return `[tool] ${String(frame.name)}: ${firstLine(String(frame.code ?? ''))}`;
-  if (frame.kind === 'task') return `[task] ${String(frame.skill)}: ${firstLine(String(frame.request ?? ''))}`;
-  return `[tool] ${firstLine(String(frame.error ?? 'invalid block'))}`;
+function describeCall(frame: ToolCallEvent): string {
+  if (frame.kind === 'tool') return `[tool] ${frame.name}: ${firstLine(frame.code)}`;
+  if (frame.kind === 'task') return `[task] ${frame.skill}: ${firstLine(frame.request)}`;
+  return `[tool] ${firstLine(frame.error || 'invalid block')}`;
 }
 
-function describeResult(frame: Frame): string {
-  const code = Number(frame.exit_code);
+function describeResult(frame: ToolResultEvent): string {
+  const code = frame.exit_code;
   const status = code === 0 ? 'ok' : code === -1 ? 'not run' : `exit ${code}`;
   return `[tool] ${status}: ${firstLine(String(frame.output ?? ''))}`;
 }

@@ -1,6 +1,6 @@
 /** Wire types of zino-agr, the agentic loop. */
-import type { ChatMessage } from '../runtime/index.js';
-import type { Usage } from './rtr.js';
+import { message, type ChatMessage } from '../runtime/index.js';
+import type { ChunkFrame, Usage } from './rtr.js';
 
 /** `{"type":"run"}`: run the loop over an assembled prompt. */
 export interface RunRequest {
@@ -9,12 +9,12 @@ export interface RunRequest {
   temperature: number;
   top_p: number;
   /** Overrides `[agr] max_iterations`. */
-  max_iterations?: number;
+  max_iterations?: number | undefined;
   /** Stream chunks in real time. Default false. */
-  stream?: boolean;
+  stream?: boolean | undefined;
   /** ZINO extra: also send iteration / tool_call / tool_result / usage frames. */
-  events?: boolean;
-  request_id?: string;
+  events?: boolean | undefined;
+  request_id?: string | undefined;
 }
 
 /** Collected answer. */
@@ -58,3 +58,11 @@ export interface ToolResultEvent {
 export interface UsageEvent extends Usage {
   type: 'usage';
 }
+
+/** The opt-in event frames of a run (`"events": true`). */
+export type AgrEvent = IterationEvent | ToolCallEvent | ToolResultEvent | UsageEvent;
+
+/** zino-agr's messages. */
+export const AGR = {
+  run: message<RunRequest, RunResult | RunDone, ChunkFrame | AgrEvent>('run', ['result', 'done']),
+} as const;

@@ -2,16 +2,16 @@
  * Wire types of zino-ctx (contract section "zino-ctx"): assembling the context
  * messages that go between the system prompt and the user message.
  */
-import type { ChatMessage } from '../runtime/index.js';
+import { message, type ChatMessage } from '../runtime/index.js';
 
 /** `→ {"type":"build","channel_id"?,"user_message"}`. */
 export interface BuildRequest {
   type: 'build';
   /** When given, the channel's recent history is included. */
-  channel_id?: string | null;
+  channel_id?: string | null | undefined;
   /** Query of the hard memory search. Required. */
   user_message: string;
-  request_id?: string;
+  request_id?: string | undefined;
 }
 
 /**
@@ -23,3 +23,8 @@ export interface ContextReply {
   type: 'context';
   messages: ChatMessage[];
 }
+
+/** zino-ctx's messages. */
+export const CTX = {
+  build: message<BuildRequest, ContextReply>('build', ['context']),
+} as const;

@@ -1,14 +1,16 @@
 /** Wire types of zino-daemon, the front door. */
-import type { DoneFrame as RtrDone, ResponseFrame as RtrResponse } from './rtr.js';
+import { message } from '../runtime/index.js';
+import type { AgrEvent } from './agr.js';
+import type { ChunkFrame, DoneFrame as RtrDone, ResponseFrame as RtrResponse, RtrCapabilities } from './rtr.js';
 
 /** The inbound request of the contract: a message without `type`. */
 export interface AskRequest {
   message: string;
-  channel_id?: string;
-  stream?: boolean;
+  channel_id?: string | undefined;
+  stream?: boolean | undefined;
   /** ZINO extra: pass agr's event frames through. */
-  events?: boolean;
-  request_id?: string;
+  events?: boolean | undefined;
+  request_id?: string | undefined;
 }
 
 /** The extras the daemon adds to its terminal frames. */
@@ -20,6 +22,8 @@ interface AnswerExtras {
 
 /** A streamed piece of the answer (as rtr's). */
 export type { ChunkFrame } from './rtr.js';
+/** Opt-in event frames, passed through from agr. */
+export type { AgrEvent } from './agr.js';
 
 /** End of a streamed answer: rtr's `done` plus the ZINO extras `iterations` and `via`. */
 export interface DoneFrame extends RtrDone, AnswerExtras {}
@@ -42,5 +46,21 @@ export interface StatusReply {
   version: string;
   services: Record<string, ServiceStatus>;
   /** rtr's capabilities, when rtr answered. */
-  rtr?: Record<string, unknown>;
+  rtr?: RtrCapabilities;
 }
+
+/** `{"type":"status"}` (ZINO extra). */
+export interface StatusRequest {
+  type: 'status';
+  request_id?: string | undefined;
+}
+
+/**
+ * zino-daemon's messages. `ask` is the contract's inbound message: it has no `type`
+ * on the wire. It streams `chunk` frames (and, when asked, agr's events) before
+ * `done`, or answers one `response`.
+ */
+export const DAEMON = {
+  ask: message<AskRequest, DoneFrame | ResponseFrame, ChunkFrame | AgrEvent>(null, ['done', 'response']),
+  status: message<StatusRequest, StatusReply>('status', ['status']),
+} as const;

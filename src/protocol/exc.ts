@@ -1,4 +1,5 @@
 /** Wire types of zino-exc, the code execution service. */
+import { message } from '../runtime/index.js';
 
 /** `{"type":"execute","executor","code"}`: run code. */
 export interface ExecuteRequest {
@@ -6,6 +7,7 @@ export interface ExecuteRequest {
   /** Executor name from tools/ (`bash`, `python3`). */
   executor: string;
   code: string;
+  request_id?: string | undefined;
 }
 
 /** The outcome of `execute`. */
@@ -32,6 +34,7 @@ export interface ValidateRequest {
   type: 'validate';
   executor: string;
   code: string;
+  request_id?: string | undefined;
 }
 
 /** The outcome of `validate`: ok when it passes or no validator is configured or installed. */
@@ -62,3 +65,16 @@ export interface ExcCapabilities {
   /** ZINO extra. */
   max_output_bytes: number;
 }
+
+/** `{"type":"capabilities"}`. */
+export interface ExcCapabilitiesRequest {
+  type: 'capabilities';
+  request_id?: string | undefined;
+}
+
+/** zino-exc's messages. */
+export const EXC = {
+  execute: message<ExecuteRequest, ExecuteResult>('execute', ['result']),
+  validate: message<ValidateRequest, ValidationReply>('validate', ['validation']),
+  capabilities: message<ExcCapabilitiesRequest, ExcCapabilities>('capabilities', ['capabilities']),
+} as const;

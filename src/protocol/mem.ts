@@ -5,7 +5,7 @@
  * Every request may carry `request_id` (passed on for log correlation). Errors are
  * `{"type":"error","message","code"}` with `code` INVALID_REQUEST for bad input.
  */
-import { InvalidRequestError, type ChatMessage } from '../runtime/index.js';
+import { InvalidRequestError, message, type ChatMessage } from '../runtime/index.js';
 
 /** Largest `channel_id`, in UTF-8 bytes; longer ids are refused with INVALID_REQUEST. */
 export const MAX_CHANNEL_ID_BYTES = 256;
@@ -34,8 +34,8 @@ export interface GetHistoryRequest {
   type: 'get_history';
   channel_id: string;
   /** The N most recent messages; 0 or absent = all. Non-negative integer. */
-  limit?: number | null;
-  request_id?: string;
+  limit?: number | null | undefined;
+  request_id?: string | undefined;
 }
 
 /** `← {"type":"history","messages":[...]}`, oldest first. */
@@ -49,14 +49,14 @@ export interface AppendHistoryRequest {
   type: 'append_history';
   channel_id: string;
   messages: ChatMessage[];
-  request_id?: string;
+  request_id?: string | undefined;
 }
 
 /** `→ {"type":"clear_history","channel_id"}`: deletes the channel's whole history. */
 export interface ClearHistoryRequest {
   type: 'clear_history';
   channel_id: string;
-  request_id?: string;
+  request_id?: string | undefined;
 }
 
 /** `→ {"type":"search_hard","query","top_k"?}`. */
@@ -65,8 +65,8 @@ export interface SearchHardRequest {
   /** Free text; an empty query (or one without indexable words) finds nothing. */
   query: string;
   /** Positive integer. @default 3 */
-  top_k?: number | null;
-  request_id?: string;
+  top_k?: number | null | undefined;
+  request_id?: string | undefined;
 }
 
 /** One search hit. `id` and `tag` are ZINO additions (extra fields are allowed by the contract). */
@@ -90,8 +90,8 @@ export interface HardMemoriesReply {
 export interface StoreHardRequest {
   type: 'store_hard';
   messages: ChatMessage[];
-  tag?: string | null;
-  request_id?: string;
+  tag?: string | null | undefined;
+  request_id?: string | undefined;
 }
 
 /** `← {"type":"ok","id"}`: the entry's 0-based index, stable across restarts. */
@@ -103,7 +103,7 @@ export interface StoreHardReply {
 /** `→ {"type":"get_soft"}`. */
 export interface GetSoftRequest {
   type: 'get_soft';
-  request_id?: string;
+  request_id?: string | undefined;
 }
 
 /** `← {"type":"soft_memory","content"}`. */
@@ -116,7 +116,7 @@ export interface SoftMemoryReply {
 export interface SetSoftRequest {
   type: 'set_soft';
   content: string;
-  request_id?: string;
+  request_id?: string | undefined;
 }
 
 /** `← {"type":"ok"}` of append_history, clear_history and set_soft. */
@@ -124,3 +124,14 @@ export interface OkReply {
   type: 'ok';
 }
 
+
+/** zino-mem's messages. */
+export const MEM = {
+  get_history: message<GetHistoryRequest, HistoryReply>('get_history', ['history']),
+  append_history: message<AppendHistoryRequest, OkReply>('append_history', ['ok']),
+  clear_history: message<ClearHistoryRequest, OkReply>('clear_history', ['ok']),
+  search_hard: message<SearchHardRequest, HardMemoriesReply>('search_hard', ['hard_memories']),
+  store_hard: message<StoreHardRequest, StoreHardReply>('store_hard', ['ok']),
+  get_soft: message<GetSoftRequest, SoftMemoryReply>('get_soft', ['soft_memory']),
+  set_soft: message<SetSoftRequest, OkReply>('set_soft', ['ok']),
+} as const;

@@ -1,5 +1,5 @@
 /** Wire types of zino-rtr, the LLM router. */
-import type { ChatMessage } from '../runtime/index.js';
+import { message, type ChatMessage } from '../runtime/index.js';
 
 /** `{"type":"infer"}`: one inference. */
 export interface InferRequest {
@@ -12,8 +12,8 @@ export interface InferRequest {
   /** Stream when true and `[rtr] streaming` allows it. ZINO default when absent: false. */
   stream: boolean;
   /** ZINO extra: cap on generated tokens, passed to the API. */
-  max_tokens?: number;
-  request_id?: string;
+  max_tokens?: number | undefined;
+  request_id?: string | undefined;
 }
 
 /** Token counts reported by the API (ZINO extra on `done` and `response`). */
@@ -52,3 +52,15 @@ export interface ResponseFrame {
   content: string;
   usage?: Usage;
 }
+
+/** `{"type":"capabilities"}`. */
+export interface RtrCapabilitiesRequest {
+  type: 'capabilities';
+  request_id?: string | undefined;
+}
+
+/** zino-rtr's messages. */
+export const RTR = {
+  capabilities: message<RtrCapabilitiesRequest, RtrCapabilities>('capabilities', ['capabilities']),
+  infer: message<InferRequest, DoneFrame | ResponseFrame, ChunkFrame>('infer', ['done', 'response']),
+} as const;

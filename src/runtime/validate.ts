@@ -4,7 +4,14 @@
  * (clients in other languages often send `"channel_id": null`).
  */
 import { InvalidRequestError } from './errors.js';
-import type { Frame } from './frame/codec.js';
+
+/**
+ * The value of `key` in a request. Typed requests (`Unvalidated<Req>`) allow only their
+ * declared keys, so a handler cannot read a field its message does not have.
+ */
+function fieldOf(frame: object, key: string): unknown {
+  return (frame as Readonly<Record<string, unknown>>)[key];
+}
 
 /** Bounds of a numeric field. */
 export interface NumberBounds {
@@ -13,8 +20,8 @@ export interface NumberBounds {
 }
 
 /** A required string field; `allowEmpty` false rejects "" and whitespace-only strings. */
-export function requireString(frame: Frame, key: string, options: { allowEmpty?: boolean } = {}): string {
-  const value = frame[key];
+export function requireString<T extends object>(frame: T, key: keyof T & string, options: { allowEmpty?: boolean } = {}): string {
+  const value = fieldOf(frame, key);
   if (value === undefined || value === null) throw new InvalidRequestError(`missing required field "${key}"`);
   if (typeof value !== 'string') throw new InvalidRequestError(`field "${key}" must be a string, got ${kindOf(value)}`);
   if (options.allowEmpty === false && value.trim() === '') throw new InvalidRequestError(`field "${key}" must not be empty`);
@@ -22,38 +29,38 @@ export function requireString(frame: Frame, key: string, options: { allowEmpty?:
 }
 
 /** An optional string field. */
-export function optionalString(frame: Frame, key: string): string | undefined {
-  const value = frame[key];
+export function optionalString<T extends object>(frame: T, key: keyof T & string): string | undefined {
+  const value = fieldOf(frame, key);
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string') throw new InvalidRequestError(`field "${key}" must be a string, got ${kindOf(value)}`);
   return value;
 }
 
 /** An optional boolean field. */
-export function optionalBoolean(frame: Frame, key: string): boolean | undefined {
-  const value = frame[key];
+export function optionalBoolean<T extends object>(frame: T, key: keyof T & string): boolean | undefined {
+  const value = fieldOf(frame, key);
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'boolean') throw new InvalidRequestError(`field "${key}" must be true or false, got ${kindOf(value)}`);
   return value;
 }
 
 /** A required finite number within bounds. */
-export function requireNumber(frame: Frame, key: string, bounds: NumberBounds = {}): number {
-  const value = frame[key];
+export function requireNumber<T extends object>(frame: T, key: keyof T & string, bounds: NumberBounds = {}): number {
+  const value = fieldOf(frame, key);
   if (value === undefined || value === null) throw new InvalidRequestError(`missing required field "${key}"`);
   return checkNumber(value, key, bounds, false);
 }
 
 /** An optional finite number within bounds. */
-export function optionalNumber(frame: Frame, key: string, bounds: NumberBounds = {}): number | undefined {
-  const value = frame[key];
+export function optionalNumber<T extends object>(frame: T, key: keyof T & string, bounds: NumberBounds = {}): number | undefined {
+  const value = fieldOf(frame, key);
   if (value === undefined || value === null) return undefined;
   return checkNumber(value, key, bounds, false);
 }
 
 /** An optional integer within bounds. */
-export function optionalInteger(frame: Frame, key: string, bounds: NumberBounds = {}): number | undefined {
-  const value = frame[key];
+export function optionalInteger<T extends object>(frame: T, key: keyof T & string, bounds: NumberBounds = {}): number | undefined {
+  const value = fieldOf(frame, key);
   if (value === undefined || value === null) return undefined;
   return checkNumber(value, key, bounds, true);
 }

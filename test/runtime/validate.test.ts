@@ -23,7 +23,7 @@ describe('field readers', () => {
   });
 
   it('name the field and the problem', () => {
-    expect(message(() => requireString({}, 'message'))).toBe('missing required field "message"');
+    expect(message(() => requireString<{ message?: unknown }>({}, 'message'))).toBe('missing required field "message"');
     expect(message(() => requireString({ message: 5 }, 'message'))).toBe('field "message" must be a string, got number 5');
     expect(message(() => requireString({ message: '  ' }, 'message', { allowEmpty: false }))).toBe('field "message" must not be empty');
     expect(message(() => optionalBoolean({ stream: 'yes' }, 'stream'))).toBe('field "stream" must be true or false, got a string');

@@ -3,9 +3,9 @@
  * tool activity and errors to stderr. Ctrl-C cancels the request (which cancels it
  * all the way down to the LLM and any running code).
  */
-import { ZinoError, stream, type Frame } from '../../runtime/index.js';
-import { cliConfig, fail, howToStart, type ConfigOptions } from '../config.js';
-import { AnswerDisplay } from '../display.js';
+import { RemoteError, ZinoError, ZinoClient } from '../../client/index.js';
+import { cliClient, fail, howToStart, type ConfigOptions } from '../config.js';
+import { AnswerDisplay, type AnswerFrame } from '../display.js';
 import { EXIT } from '../exit.js';
 
 /** Options of `zino ask`. */
@@ -19,10 +19,10 @@ export interface AskOptions extends ConfigOptions {
 
 /** Runs `zino ask`. */
 export async function askCommand(words: string[], options: AskOptions): Promise<void> {
-  const config = cliConfig(options);
+  const client = cliClient(options);
   const message = words.length > 0 ? words.join(' ') : await readStdin();
   if (message.trim() === '') fail('no message: give it as arguments or on stdin (zino ask "what is the uptime?")', EXIT.USAGE);
-  const code = await askOnce(config.daemon.socket, { message, channel: options.channel, stream: options.stream ?? false, json: options.json ?? false, raw: options.raw ?? false, events: options.events ?? false });
+  const code = await askOnce(client, { message, channel: options.channel, stream: options.stream ?? false, json: options.json ?? false, raw: options.raw ?? false, events: options.events ?? false });
   process.exit(code);
 }
 
@@ -39,25 +39,25 @@ export interface AskParams {
 }
 
 /** Asks once and prints the answer; returns the exit status. */
-export async function askOnce(socket: string, params: AskParams): Promise<number> {
+export async function askOnce(client: ZinoClient, params: AskParams): Promise<number> {
   const controller = new AbortController();
   const onSigint = (): void => controller.abort();
   if (params.signal) params.signal.addEventListener('abort', onSigint, { once: true });
   else process.once('SIGINT', onSigint);
-  const request: Frame = { message: params.message, stream: params.stream };
-  if (params.channel !== undefined) request.channel_id = params.channel;
-  // Tool activity on stderr comes from the event frames; --json shows them only when asked.
-  if (!params.json || params.events) request.events = true;
+  const options = {
+    signal: controller.signal,
+    ...(params.channel === undefined ? {} : { channelId: params.channel }),
+    // Tool activity on stderr comes from the event frames; --json shows them only when asked.
+    events: !params.json || params.events,
+  };
   const display = new AnswerDisplay({ out: process.stdout, err: process.stderr }, params.raw);
   try {
-    for await (const frame of stream(socket, request, { signal: controller.signal, name: 'the daemon' })) {
+    const show = (frame: AnswerFrame): void => {
       if (params.json) process.stdout.write(`${JSON.stringify(frame)}\n`);
-      else if (frame.type === 'error') {
-        display.finish();
-        process.stderr.write(`zino: ${String(frame.message)}\n`);
-      } else display.frame(frame);
-      if (frame.type === 'error') return EXIT.FAILURE;
-    }
+      else display.frame(frame);
+    };
+    if (params.stream) for await (const frame of client.askStream(params.message, options)) show(frame);
+    else show(await client.ask(params.message, { ...options, onEvent: options.events ? show : undefined }));
     if (!params.json) display.finish();
     return EXIT.OK;
   } catch (err) {
@@ -66,8 +66,14 @@ export async function askOnce(socket: string, params: AskParams): Promise<number
       process.stderr.write('zino: cancelled\n');
       return EXIT.INTERRUPTED;
     }
+    if (err instanceof RemoteError) {
+      // The daemon answered with an error frame: --json shows it as it came.
+      if (params.json) process.stdout.write(`${JSON.stringify(err.frame)}\n`);
+      else process.stderr.write(`zino: ${err.message}\n`);
+      return EXIT.FAILURE;
+    }
     if (err instanceof ZinoError && (err.code === 'UPSTREAM_UNAVAILABLE' || err.code === 'TIMEOUT')) {
-      process.stderr.write(`zino: ${howToStart(socket, reasonOf(err))}\n`);
+      process.stderr.write(`zino: ${howToStart(client.socket('daemon'), err.detail.errno ?? err.code)}\n`);
       return EXIT.UNAVAILABLE;
     }
     process.stderr.write(`zino: ${(err as Error).message}\n`);
@@ -78,9 +84,6 @@ export async function askOnce(socket: string, params: AskParams): Promise<number
   }
 }
 
-function reasonOf(err: ZinoError): string {
-  return /: (E[A-Z]+)/.exec(err.message)?.[1] ?? err.code;
-}
 
 async function readStdin(): Promise<string> {
   if (process.stdin.isTTY) return '';

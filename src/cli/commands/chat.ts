@@ -4,8 +4,7 @@
  * Ctrl-D, or /exit) ends the session. /clear forgets the channel's history.
  */
 import readline from 'node:readline';
-import { request } from '../../runtime/index.js';
-import { cliConfig, type ConfigOptions } from '../config.js';
+import { cliClient, type ConfigOptions } from '../config.js';
 import { EXIT } from '../exit.js';
 import { askOnce } from './ask.js';
 
@@ -19,7 +18,7 @@ const HELP = 'Type a message and press Enter. /clear forgets this channel, /exit
 
 /** Runs the session until the input ends. */
 export async function chatCommand(options: ChatOptions): Promise<void> {
-  const config = cliConfig(options);
+  const client = cliClient(options);
   const channel = options.channel ?? 'cli-chat';
   const interactive = process.stdin.isTTY === true;
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: interactive });
@@ -49,7 +48,7 @@ export async function chatCommand(options: ChatOptions): Promise<void> {
     }
     if (message === '/clear') {
       try {
-        await request(config.mem.socket, { type: 'clear_history', channel_id: channel }, { name: 'mem', timeoutMs: 5000 });
+        await client.mem.clearHistory(channel, { timeoutMs: 5000 });
         process.stderr.write(`(history of "${channel}" cleared)\n`);
       } catch (err) {
         process.stderr.write(`zino: could not clear the history: ${(err as Error).message}\n`);
@@ -58,7 +57,7 @@ export async function chatCommand(options: ChatOptions): Promise<void> {
       continue;
     }
     answering = new AbortController();
-    status = await askOnce(config.daemon.socket, { message, channel, stream: true, json: false, raw: options.raw ?? false, events: false, signal: answering.signal });
+    status = await askOnce(client, { message, channel, stream: true, json: false, raw: options.raw ?? false, events: false, signal: answering.signal });
     answering = undefined;
     if (status === EXIT.UNAVAILABLE) break;
     prompt();

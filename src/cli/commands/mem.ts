@@ -2,13 +2,14 @@
  * `zino mem history|clear|soft|remember|search`: administering memory by talking
  * to mem directly (and to sys for the soft memory in the prompt).
  */
-import { request, type ChatMessage, type Frame, type ResolvedConfig } from '../../runtime/index.js';
-import { cliConfig, fail, type ConfigOptions } from '../config.js';
+import type { ZinoClient } from '../../client/index.js';
+import { cliClient, fail, type ConfigOptions } from '../config.js';
 import { EXIT } from '../exit.js';
 
-async function mem(config: Readonly<ResolvedConfig>, frame: Frame): Promise<Frame> {
+/** mem's answer to `call`, or the command ends with the error's message. */
+async function mem<T>(call: (client: ZinoClient) => Promise<T>, client: ZinoClient): Promise<T> {
   try {
-    return await request(config.mem.socket, frame, { name: 'mem', timeoutMs: 30_000 });
+    return await call(client);
   } catch (err) {
     return fail((err as Error).message);
   }
@@ -16,11 +17,10 @@ async function mem(config: Readonly<ResolvedConfig>, frame: Frame): Promise<Fram
 
 /** `zino mem history <channel> [--limit N]`. */
 export async function memHistory(channel: string, options: ConfigOptions & { limit?: string; json?: boolean }): Promise<void> {
-  const config = cliConfig(options);
+  const client = cliClient(options);
   const limit = options.limit === undefined ? 0 : Number(options.limit);
   if (!Number.isInteger(limit) || limit < 0) fail(`--limit must be a whole number, got "${options.limit}"`, EXIT.USAGE);
-  const reply = await mem(config, { type: 'get_history', channel_id: channel, limit });
-  const messages = (reply.messages ?? []) as ChatMessage[];
+  const messages = await mem((c) => c.mem.getHistory(channel, { limit }), client);
   if (options.json) process.stdout.write(`${JSON.stringify(messages)}\n`);
   else if (messages.length === 0) process.stderr.write(`(no history on "${channel}")\n`);
   else process.stdout.write(`${messages.map((m) => `${m.role}: ${m.content}`).join('\n\n')}\n`);
@@ -28,22 +28,21 @@ export async function memHistory(channel: string, options: ConfigOptions & { lim
 
 /** `zino mem clear <channel>`. */
 export async function memClear(channel: string, options: ConfigOptions): Promise<void> {
-  await mem(cliConfig(options), { type: 'clear_history', channel_id: channel });
+  await mem((c) => c.mem.clearHistory(channel), cliClient(options));
   process.stderr.write(`history of "${channel}" cleared\n`);
 }
 
 /** `zino mem soft [text…]`: shows the soft memory, or replaces it (in mem, durably, and in sys's prompt). */
 export async function memSoft(words: string[], options: ConfigOptions & { clear?: boolean }): Promise<void> {
-  const config = cliConfig(options);
+  const client = cliClient(options);
   if (words.length === 0 && !options.clear) {
-    const reply = await mem(config, { type: 'get_soft' });
-    process.stdout.write(`${String(reply.content ?? '')}\n`);
+    process.stdout.write(`${await mem((c) => c.mem.getSoft(), client)}\n`);
     return;
   }
   const content = options.clear ? '' : words.join(' ');
-  await mem(config, { type: 'set_soft', content });
+  await mem((c) => c.mem.setSoft(content), client);
   try {
-    await request(config.sys.socket, { type: 'set_soft_memory', content }, { name: 'sys', timeoutMs: 5000 });
+    await client.sys.setSoftMemory(content, { timeoutMs: 5000 });
     process.stderr.write('soft memory updated (stored, and in the system prompt)\n');
   } catch (err) {
     process.stderr.write(`soft memory stored; the running system prompt was not updated: ${(err as Error).message}\n`);
@@ -52,20 +51,19 @@ export async function memSoft(words: string[], options: ConfigOptions & { clear?
 
 /** `zino mem remember <text…> [--tag T]`: stores a hard memory. */
 export async function memRemember(words: string[], options: ConfigOptions & { tag?: string }): Promise<void> {
-  const config = cliConfig(options);
+  const client = cliClient(options);
   const text = words.join(' ').trim();
   if (text === '') fail('nothing to remember', EXIT.USAGE);
-  const reply = await mem(config, { type: 'store_hard', messages: [{ role: 'user', content: text }], ...(options.tag ? { tag: options.tag } : {}) });
-  process.stdout.write(`remembered as #${String(reply.id)}\n`);
+  const id = await mem((c) => c.mem.storeHard([{ role: 'user', content: text }], options.tag ? { tag: options.tag } : {}), client);
+  process.stdout.write(`remembered as #${id}\n`);
 }
 
 /** `zino mem search <query…> [--top-k N]`. */
 export async function memSearch(words: string[], options: ConfigOptions & { topK?: string; json?: boolean }): Promise<void> {
-  const config = cliConfig(options);
+  const client = cliClient(options);
   const topK = options.topK === undefined ? 3 : Number(options.topK);
   if (!Number.isInteger(topK) || topK < 1) fail(`--top-k must be a positive whole number, got "${options.topK}"`, EXIT.USAGE);
-  const reply = await mem(config, { type: 'search_hard', query: words.join(' '), top_k: topK });
-  const results = (reply.results ?? []) as { messages: ChatMessage[]; score: number }[];
+  const results = await mem((c) => c.mem.searchHard(words.join(' '), { topK }), client);
   if (options.json) process.stdout.write(`${JSON.stringify(results)}\n`);
   else if (results.length === 0) process.stderr.write('(nothing found)\n');
   else process.stdout.write(`${results.map((r) => `${r.score.toFixed(4)}  ${r.messages.map((m) => m.content).join(' / ')}`).join('\n')}\n`);

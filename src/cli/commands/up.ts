@@ -2,7 +2,8 @@
  * `zino up`: runs the whole suite in the foreground for development: the seven
  * services as children, restarted when they crash, all stopped on Ctrl-C/SIGTERM.
  */
-import { SERVICE_NAMES, isListening, request, type Frame, type ServiceName } from '../../runtime/index.js';
+import { ZinoClient } from '../../client/index.js';
+import { SERVICE_NAMES, isListening, type ServiceName } from '../../runtime/index.js';
 import { cliConfig, fail, type ConfigOptions } from '../config.js';
 import { EXIT } from '../exit.js';
 import { formatLogLine } from '../up/log-line.js';
@@ -49,16 +50,16 @@ export async function upCommand(options: ConfigOptions): Promise<void> {
     await supervisor.stop();
     fail((err as Error).message);
   }
-  process.stdout.write(await banner(config.daemon.socket, config.rtr.socket, options));
+  process.stdout.write(await banner(new ZinoClient({ config }), options));
 }
 
-async function banner(daemonSocket: string, rtrSocket: string, options: ConfigOptions): Promise<string> {
+async function banner(client: ZinoClient, options: ConfigOptions): Promise<string> {
   let llm = 'unknown (rtr did not answer)';
   try {
-    const caps: Frame = await request(rtrSocket, { type: 'capabilities' }, { timeoutMs: 2000 });
-    if (caps.configured === false) llm = 'NOT CONFIGURED: set [api] base_url in ZINO.toml (see the rtr log)';
+    const caps = await client.rtr.capabilities({ timeoutMs: 2000 });
+    if (!caps.configured) llm = 'NOT CONFIGURED: set [api] base_url in ZINO.toml (see the rtr log)';
     else if (caps.backend === 'demo') llm = 'the built-in demo model (set [api] base_url in ZINO.toml for a real one)';
-    else llm = `${String(caps.model || 'auto-detected model')}`;
+    else llm = caps.model || 'auto-detected model';
   } catch {
     // keep "unknown"
   }
@@ -69,7 +70,7 @@ async function banner(daemonSocket: string, rtrSocket: string, options: ConfigOp
   return [
     'ZINO is up: all 7 services answer.',
     `  LLM:     ${llm}`,
-    `  daemon:  ${daemonSocket}`,
+    `  daemon:  ${client.socket('daemon')}`,
     `  ask:     ${cmd('ask')} "how much disk space is free?"`,
     `  chat:    ${cmd('chat')}`,
     `  status:  ${cmd('status')}`,

@@ -85,8 +85,9 @@ export function resolveConfig(raw: unknown, ctx: ResolveContext): { config: Read
   const where = ctx.file ?? 'configuration';
   const warnings: string[] = [];
   if (!isTable(raw)) throw new ConfigError(`${where}: the document must be a TOML table`);
-  const out: Record<string, Record<string, unknown>> = {};
-  const sections = SCHEMA as unknown as Record<string, Record<string, AnyKeySpec>>;
+  // Built section by section from the schema walk below, which gives every key of ResolvedConfig its checked value.
+  const out: { [S in keyof ResolvedConfig]?: Record<string, unknown> } = {};
+  const sections: Readonly<Record<string, Readonly<Record<string, AnyKeySpec>>>> = SCHEMA;
 
   for (const name of Object.keys(raw)) {
     if (!(name in sections)) warnings.push(`${where}: unknown section [${name}] ignored${suggest(name, Object.keys(sections))}`);
@@ -106,10 +107,10 @@ export function resolveConfig(raw: unknown, ctx: ResolveContext): { config: Read
       resolved[key] = value === undefined ? spec.default : checkValue(value, spec, `${where}: [${sectionName}] ${key}`);
       if (spec.kind === 'path') resolved[key] = path.resolve(ctx.baseDir, resolved[key] as string);
     }
-    out[sectionName] = resolved;
+    out[sectionName as keyof ResolvedConfig] = resolved;
   }
 
-  const config = out as unknown as ResolvedConfig;
+  const config = out as ResolvedConfig;
   const agent = isTable(raw.agent) ? raw.agent : {};
   if (agent.max_iterations === undefined) config.agent.max_iterations = config.agr.max_iterations;
   if (config.api.key === '' && ctx.env.LLM_API_KEY) config.api.key = ctx.env.LLM_API_KEY;

@@ -8,6 +8,14 @@ import { ProtocolError } from '../errors.js';
 /** A decoded frame: always a JSON object. `type` routes requests and names replies. */
 export type Frame = { [key: string]: unknown; type?: unknown };
 
+/**
+ * What may be written as a frame: any object whose `type` is a string. Every typed
+ * request, reply and event of `src/protocol` is one, without a cast.
+ */
+export interface OutgoingFrame {
+  readonly type: string;
+}
+
 /** Size of the length prefix in bytes. */
 export const HEADER_BYTES = 4;
 
@@ -22,7 +30,7 @@ const MAX_UINT32 = 0xffff_ffff;
  * Throws FRAME_TOO_LARGE when the body would exceed `maxFrameBytes`, so we never
  * send what a peer must reject.
  */
-export function encodeFrame(value: Frame, maxFrameBytes: number = DEFAULT_MAX_FRAME_BYTES): Buffer {
+export function encodeFrame(value: object, maxFrameBytes: number = DEFAULT_MAX_FRAME_BYTES): Buffer {
   const json = JSON.stringify(value);
   const length = Buffer.byteLength(json, 'utf8');
   if (length > Math.min(maxFrameBytes, MAX_UINT32)) {

@@ -64,7 +64,7 @@ export function connect(socketPath: string, options: ClientOptions = {}): Promis
     const onError = (err: NodeJS.ErrnoException): void => finish(unavailable(label, socketPath, err));
     const onAbort = (): void => finish(abortError(signal, `request to ${label}`));
     const timer = setTimeout(
-      () => finish(new ZinoError('TIMEOUT', `connecting to ${label} (${socketPath}) timed out after ${timeoutMs} ms`)),
+      () => finish(new ZinoError('TIMEOUT', `connecting to ${label} (${socketPath}) timed out after ${timeoutMs} ms`, { detail: { phase: 'connect', service: label } })),
       timeoutMs,
     );
     socket.once('connect', onConnect);
@@ -88,7 +88,9 @@ export async function* stream(socketPath: string, request: Frame, options: Strea
   let timedOut = false;
   let socket: net.Socket | undefined;
   const cancelled = (): ZinoError =>
-    timedOut ? new ZinoError('TIMEOUT', `${label} did not answer within ${options.timeoutMs} ms`) : abortError(signal, `request to ${label}`);
+    timedOut
+      ? new ZinoError('TIMEOUT', `${label} did not answer within ${options.timeoutMs} ms`, { detail: { phase: socket ? 'receive' : 'connect', service: label } })
+      : abortError(signal, `request to ${label}`);
   const timer =
     options.timeoutMs === undefined
       ? undefined
@@ -118,7 +120,7 @@ export async function* stream(socketPath: string, request: Frame, options: Strea
     } catch (err) {
       // The service never took the request (it closed first): as good as unreachable, and safe to retry.
       if (err instanceof ZinoError && err.code === 'CONNECTION_CLOSED') {
-        throw new ZinoError('UPSTREAM_UNAVAILABLE', `${label} closed the connection before taking the request`, { cause: err });
+        throw new ZinoError('UPSTREAM_UNAVAILABLE', `${label} closed the connection before taking the request`, { cause: err, detail: { phase: 'send', service: label } });
       }
       throw err;
     }
@@ -168,14 +170,20 @@ function unavailable(label: string, socketPath: string, err: NodeJS.ErrnoExcepti
     EAGAIN: 'its accept queue is full; the service is overloaded',
   };
   const hint = why[err.code ?? ''] ?? err.message;
-  return new ZinoError('UPSTREAM_UNAVAILABLE', `cannot connect to ${label} at ${socketPath}: ${err.code ?? 'error'} (${hint})`, { cause: err });
+  return new ZinoError('UPSTREAM_UNAVAILABLE', `cannot connect to ${label} at ${socketPath}: ${err.code ?? 'error'} (${hint})`, {
+    cause: err,
+    detail: { phase: 'connect', errno: err.code, service: label },
+  });
 }
 
 /** The error for a server that went away before its terminal frame; names the socket error when there was one. */
 function closedEarly(label: string, cause?: unknown): ZinoError {
   const code = (cause as NodeJS.ErrnoException | undefined)?.code;
-  const why = typeof code === 'string' && /^E[A-Z]+$/.test(code) ? ` (${code})` : '';
-  return new ZinoError('CONNECTION_CLOSED', `${label} closed the connection before sending a complete reply${why}`, { cause });
+  const errno = typeof code === 'string' && /^E[A-Z]+$/.test(code) ? code : undefined;
+  return new ZinoError('CONNECTION_CLOSED', `${label} closed the connection before sending a complete reply${errno ? ` (${errno})` : ''}`, {
+    cause,
+    detail: { phase: 'receive', errno, service: label },
+  });
 }
 
 function noop(): void {}

@@ -11,13 +11,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { ZinoError, abortError, errorFrame, castToError, type ErrorCode } from '../errors.js';
-import type { Frame } from '../frame/codec.js';
+import type { Frame, OutgoingFrame } from '../frame/codec.js';
 import { FrameDecoder } from '../frame/decoder.js';
 import type { Logger } from '../log.js';
 import { FrameWriter } from './writer.js';
 
-/** What a handler gets besides the request. */
-export interface HandlerContext {
+/** What a handler gets besides the request; `Progress` is what it may send before its reply. */
+export interface HandlerContext<Progress extends OutgoingFrame = OutgoingFrame> {
   /** Fires when the client goes away or the server gives up on the request at shutdown. */
   readonly signal: AbortSignal;
   /** Child logger carrying `request_id` and `type`. */
@@ -25,11 +25,11 @@ export interface HandlerContext {
   /** The caller's `request_id` when it sent one, else a fresh one; pass it on to other services. */
   readonly requestId: string;
   /** Sends a non-terminal frame (a `chunk`, an event); waits while the client is not reading. */
-  send(frame: Frame): Promise<void>;
+  send<F extends Progress>(frame: F): Promise<void>;
 }
 
 /** Answers one request: returns the terminal frame; intermediate frames go through `ctx.send`. */
-export type Handler = (request: Frame, ctx: HandlerContext) => Promise<Frame> | Frame;
+export type Handler = (request: Frame, ctx: HandlerContext) => Promise<OutgoingFrame> | OutgoingFrame;
 
 /** Handlers by request `type`. */
 export type Handlers = Readonly<Record<string, Handler>>;
@@ -173,7 +173,7 @@ export class Connection {
       requestId,
       send: (frame) => (signal.aborted ? Promise.reject(abortError(signal, 'request')) : this.writer.write(frame)),
     };
-    let reply: Frame;
+    let reply: OutgoingFrame;
     try {
       reply = await this.route(request)(request, ctx);
       if (reply === null || typeof reply !== 'object') throw new Error(`handler for ${String(type)} returned no frame`);
@@ -202,7 +202,7 @@ export class Connection {
     this.finish();
   }
 
-  private route(request: Frame): (request: Frame, ctx: HandlerContext) => Promise<Frame> | Frame {
+  private route(request: Frame): Handler {
     const { type } = request;
     const { handlers, untyped } = this.options;
     if (type === undefined) {

@@ -5,7 +5,7 @@
  */
 import type { Socket } from 'node:net';
 import { ZinoError } from '../errors.js';
-import { encodeFrame, type Frame } from '../frame/codec.js';
+import { encodeFrame } from '../frame/codec.js';
 
 /** Serialised, backpressure-aware frame writer for one socket. */
 export class FrameWriter {
@@ -22,7 +22,7 @@ export class FrameWriter {
    * its high-water mark (or after `drain`). Rejects with CONNECTION_CLOSED when the
    * socket closes first, and with FRAME_TOO_LARGE for an oversize frame.
    */
-  write(frame: Frame): Promise<void> {
+  write(frame: object): Promise<void> {
     let bytes: Buffer;
     try {
       bytes = encodeFrame(frame, this.maxFrameBytes);

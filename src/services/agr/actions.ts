@@ -3,20 +3,16 @@
  * response block. Every failure here stays in the loop: it becomes an error the
  * model reads, never an error frame, unless the caller has gone.
  */
-import { RemoteError, ZinoError, abortError, request, type Frame } from '../../runtime/index.js';
+import { RemoteError, ZinoError, abortError, type Endpoint } from '../../runtime/index.js';
+import type { EXC } from '../../protocol/exc.js';
 import type { Usage } from '../../protocol/rtr.js';
 import type { Action } from './blocks.js';
-import { errorBody, formatResult, type ExecResult } from './format.js';
+import { errorBody, formatResult } from './format.js';
 import type { RtrTarget, Sampling } from './llm.js';
 import { fabricate } from './pipeline.js';
 
-/** How to reach exc. */
-export interface ExcTarget {
-  socket: string;
-  connectTimeoutMs: number;
-  /** Bound on one execution call (exc's own timeout plus a margin), in ms. */
-  timeoutMs: number;
-}
+/** How to reach exc; its default timeout bounds one execution call (exc's own timeout plus a margin). */
+export type ExcTarget = Endpoint<typeof EXC>;
 
 /** What running a block needs. */
 export interface ActionDeps {
@@ -49,13 +45,9 @@ export async function runAction(action: Action, deps: ActionDeps): Promise<Actio
 }
 
 async function execute(deps: ActionDeps, executor: string, code: string): Promise<ActionOutcome> {
-  const reply: Frame = await request(
-    deps.exc.socket,
-    { type: 'execute', executor, code, request_id: deps.requestId },
-    { signal: deps.signal, connectTimeoutMs: deps.exc.connectTimeoutMs, timeoutMs: deps.exc.timeoutMs, name: 'exc' },
-  );
-  const result = reply as unknown as ExecResult;
-  if (reply.type !== 'result' || typeof result.exit_code !== 'number') throw new ZinoError('UPSTREAM_ERROR', `exc answered ${String(reply.type)} instead of a result`);
+  const result = await deps.exc.request('execute', { executor, code, request_id: deps.requestId }, { signal: deps.signal });
+  // Checked, not trusted: the reply is another process's data.
+  if (typeof result.exit_code !== 'number') throw new ZinoError('UPSTREAM_ERROR', 'exc answered execute without an exit code');
   return { body: formatResult({ exit_code: result.exit_code, stdout: String(result.stdout ?? ''), stderr: String(result.stderr ?? ''), validation: result.validation }), exitCode: result.exit_code };
 }
 

@@ -1,13 +1,9 @@
 /** agr's view of rtr: an inference as a stream of text deltas and usage. */
-import { RemoteError, stream, type ChatMessage, type Frame } from '../../runtime/index.js';
-import type { Usage } from '../../protocol/rtr.js';
+import { RemoteError, type ChatMessage, type Endpoint } from '../../runtime/index.js';
+import type { RTR, Usage } from '../../protocol/rtr.js';
 
 /** How to reach rtr. */
-export interface RtrTarget {
-  socket: string;
-  connectTimeoutMs: number;
-  maxFrameBytes: number;
-}
+export type RtrTarget = Endpoint<typeof RTR>;
 
 /** Sampling parameters of the run. */
 export interface Sampling {
@@ -24,10 +20,10 @@ export type LlmEvent = { delta: string } | { usage: Usage };
  * abort) closes the connection, which cancels the LLM request.
  */
 export async function* infer(target: RtrTarget, messages: ChatMessage[], sampling: Sampling, options: { stream: boolean; signal: AbortSignal; requestId: string }): AsyncGenerator<LlmEvent> {
-  const frames = stream(
-    target.socket,
-    { type: 'infer', messages, temperature: sampling.temperature, top_p: sampling.top_p, stream: options.stream, request_id: options.requestId },
-    { signal: options.signal, connectTimeoutMs: target.connectTimeoutMs, maxFrameBytes: target.maxFrameBytes, name: 'rtr', mergeChunks: true },
+  const frames = target.stream(
+    'infer',
+    { messages, temperature: sampling.temperature, top_p: sampling.top_p, stream: options.stream, request_id: options.requestId },
+    { signal: options.signal, mergeChunks: true },
   );
   for await (const frame of frames) {
     if (frame.type === 'chunk' && typeof frame.delta === 'string') yield { delta: frame.delta };
@@ -52,7 +48,8 @@ export async function inferText(target: RtrTarget, messages: ChatMessage[], samp
   return text;
 }
 
-function usageOf(frame: Frame): Usage | undefined {
+/** The frame's usage when it has the right shape (a reply is another process's data). */
+function usageOf(frame: { usage?: unknown }): Usage | undefined {
   const usage = frame.usage as Partial<Usage> | undefined;
   if (usage && typeof usage.prompt_tokens === 'number' && typeof usage.completion_tokens === 'number') {
     return { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens };

@@ -5,9 +5,9 @@
  * text). The augmented text of all iterations so far is the assistant message of the
  * next one. The loop ends when a reply has no blocks or after `maxIterations`.
  */
-import { ZinoError, abortError, type ChatMessage, type Frame, type HandlerContext } from '../../runtime/index.js';
+import { ZinoError, abortError, type ChatMessage, type HandlerContext } from '../../runtime/index.js';
 import type { Usage } from '../../protocol/rtr.js';
-import type { ToolCallEvent } from '../../protocol/agr.js';
+import type { AgrEvent, ToolCallEvent } from '../../protocol/agr.js';
 import { runAction, type ExcTarget } from './actions.js';
 import { interpretBlock, type Action, type AgrCatalog } from './blocks.js';
 import { responseBlock } from './format.js';
@@ -34,7 +34,7 @@ export interface LoopParams {
 /** Where output goes: streamed text and opt-in event frames. */
 export interface LoopSink {
   chunk(text: string): Promise<void>;
-  event(frame: Frame): Promise<void>;
+  event(frame: AgrEvent): Promise<void>;
 }
 
 /** The outcome of a run. */
@@ -50,7 +50,7 @@ export interface LoopResult {
 export async function runLoop(deps: LoopDeps, params: LoopParams, ctx: HandlerContext, sink: LoopSink): Promise<LoopResult> {
   const total: Usage = { prompt_tokens: 0, completion_tokens: 0 };
   let sawUsage = false;
-  const pendingEvents: Frame[] = [];
+  const pendingEvents: AgrEvent[] = [];
   const onUsage = (usage: Usage): void => {
     sawUsage = true;
     total.prompt_tokens += usage.prompt_tokens;
@@ -58,7 +58,7 @@ export async function runLoop(deps: LoopDeps, params: LoopParams, ctx: HandlerCo
     if (params.events) pendingEvents.push({ type: 'usage', ...usage });
   };
   const flushEvents = async (): Promise<void> => {
-    while (pendingEvents.length > 0) await sink.event(pendingEvents.shift() as Frame);
+    for (let event = pendingEvents.shift(); event; event = pendingEvents.shift()) await sink.event(event);
   };
   const actionDeps = { rtr: deps.rtr, exc: deps.exc, sampling: params.sampling, signal: ctx.signal, requestId: ctx.requestId, onUsage };
 
@@ -85,7 +85,7 @@ export async function runLoop(deps: LoopDeps, params: LoopParams, ctx: HandlerCo
         reply += event.block.raw;
         if (params.stream) await sink.chunk(event.block.raw);
         const action = interpretBlock(event.block, deps.catalog, deps.maxBlockBytes);
-        if (params.events) await sink.event(callEvent(action) as unknown as Frame);
+        if (params.events) await sink.event(callEvent(action));
         ctx.log.info({ iteration: n, kind: action.kind, target: targetOf(action) }, 'block received');
         const outcome = await runAction(action, actionDeps);
         await flushEvents();

@@ -3,15 +3,20 @@
  * `result`). Tools and skills come from the catalog, reloaded on SIGHUP.
  */
 import {
+  Endpoint,
+  bindHandlers,
+  clientOptions,
   loadCatalog,
   optionalBoolean,
   optionalInteger,
   optionalNumber,
   parseMessages,
   type Catalog,
-  type Frame,
   type ServiceDefinition,
 } from '../../runtime/index.js';
+import { AGR, type AgrEvent } from '../../protocol/agr.js';
+import { EXC } from '../../protocol/exc.js';
+import { RTR } from '../../protocol/rtr.js';
 import { runLoop } from './loop.js';
 
 /** Margin on top of exc's own timeout before agr gives up on an execution, in ms. */
@@ -23,12 +28,12 @@ const agr: ServiceDefinition = {
     const load = () => loadCatalog({ tools: config.tools.dir, skills: config.skills.dir }, log);
     let catalog: Catalog = await load();
     log.info({ tools: catalog.tools.map((t) => t.name), skills: catalog.skills.map((s) => s.name) }, 'catalog loaded');
-    const rtr = { socket: config.rtr.socket, connectTimeoutMs: config.limits.connect_timeout_ms, maxFrameBytes: config.limits.max_frame_bytes };
-    const exc = { socket: config.exc.socket, connectTimeoutMs: config.limits.connect_timeout_ms, timeoutMs: config.exc.timeout * 1000 + EXC_MARGIN_MS };
+    const rtr = new Endpoint(RTR, config.rtr.socket, clientOptions(config, 'rtr'));
+    const exc = new Endpoint(EXC, config.exc.socket, clientOptions(config, 'exc', { timeoutMs: config.exc.timeout * 1000 + EXC_MARGIN_MS }));
 
     return {
-      handlers: {
-        run: async (request, ctx): Promise<Frame> => {
+      ...bindHandlers(AGR)({
+        run: async (request, ctx) => {
           const params = {
             messages: parseMessages(request.messages, 'messages', { allowEmpty: false }),
             sampling: {
@@ -41,7 +46,7 @@ const agr: ServiceDefinition = {
           };
           const sink = {
             chunk: (text: string) => ctx.send({ type: 'chunk', delta: text }),
-            event: (frame: Frame) => ctx.send(frame),
+            event: (frame: AgrEvent) => ctx.send(frame),
           };
           const result = await runLoop({ rtr, exc, catalog, maxBlockBytes: config.agr.max_block_bytes }, params, ctx, sink);
           const usage = result.usage ? { usage: result.usage } : {};
@@ -50,7 +55,7 @@ const agr: ServiceDefinition = {
             ? { type: 'done', full_text: result.text, iterations: result.iterations, ...usage }
             : { type: 'result', content: result.text, iterations: result.iterations, ...usage };
         },
-      },
+      }),
       reload: async () => {
         catalog = await load();
         log.info({ tools: catalog.tools.length, skills: catalog.skills.length }, 'catalog reloaded');

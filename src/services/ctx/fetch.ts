@@ -6,7 +6,8 @@
  * reply) is logged at warn with its reason and yields `undefined`: the context is
  * then built without that part, never an error.
  */
-import { ZinoError, castToError, chatMessages, isAbortError, request, type ChatMessage, type Frame, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
+import { Endpoint, ZinoError, castToError, chatMessages, clientOptions, isAbortError, type ChatMessage, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
+import { MEM } from '../../protocol/mem.js';
 import type { ScoredMemory } from './budget.js';
 
 /** Messages that look like `{role, content}` with strings; anything else is dropped. */
@@ -17,14 +18,9 @@ function messagesOf(value: unknown): ChatMessage[] | undefined {
 /** Share of the daemon's bound that ctx gives mem, leaving time to answer without it. */
 const MEM_SHARE = 0.6;
 
-async function callMem(config: Readonly<ResolvedConfig>, frame: Frame, ctx: HandlerContext): Promise<Frame> {
-  return request(config.mem.socket, { ...frame, request_id: ctx.requestId }, {
-    connectTimeoutMs: config.limits.connect_timeout_ms,
-    timeoutMs: Math.max(1, Math.floor(config.daemon.dependency_timeout_ms * MEM_SHARE)),
-    maxFrameBytes: config.limits.max_frame_bytes,
-    signal: ctx.signal,
-    name: 'mem',
-  });
+function mem(config: Readonly<ResolvedConfig>, ctx: HandlerContext): Endpoint<typeof MEM> {
+  const timeoutMs = Math.max(1, Math.floor(config.daemon.dependency_timeout_ms * MEM_SHARE));
+  return new Endpoint(MEM, config.mem.socket, clientOptions(config, 'mem', { timeoutMs, signal: ctx.signal }));
 }
 
 function warn(ctx: HandlerContext, part: string, err: unknown): undefined {
@@ -37,9 +33,10 @@ function warn(ctx: HandlerContext, part: string, err: unknown): undefined {
 /** The hard memories for `query`, best first; `undefined` when mem could not supply them. */
 export async function fetchHardMemories(config: Readonly<ResolvedConfig>, query: string, topK: number, ctx: HandlerContext): Promise<ScoredMemory[] | undefined> {
   try {
-    const reply = await callMem(config, { type: 'search_hard', query, top_k: topK }, ctx);
-    if (reply.type !== 'hard_memories' || !Array.isArray(reply.results)) throw new ZinoError('UPSTREAM_ERROR', `unexpected reply of type ${String(reply.type)}`);
+    const reply = await mem(config, ctx).request('search_hard', { query, top_k: topK, request_id: ctx.requestId });
+    if (!Array.isArray(reply.results)) throw new ZinoError('UPSTREAM_ERROR', 'mem answered search_hard without a list of results');
     const out: ScoredMemory[] = [];
+    // Checked field by field: a reply is data from another process, whatever its declared type.
     for (const r of reply.results as unknown[]) {
       const { messages, score } = (r ?? {}) as Record<string, unknown>;
       const list = messagesOf(messages);
@@ -54,9 +51,9 @@ export async function fetchHardMemories(config: Readonly<ResolvedConfig>, query:
 /** The channel's last `limit` messages (all when 0); `undefined` when mem could not supply them. */
 export async function fetchHistory(config: Readonly<ResolvedConfig>, channelId: string, limit: number, ctx: HandlerContext): Promise<ChatMessage[] | undefined> {
   try {
-    const reply = await callMem(config, { type: 'get_history', channel_id: channelId, limit }, ctx);
-    const messages = reply.type === 'history' ? messagesOf(reply.messages) : undefined;
-    if (!messages) throw new ZinoError('UPSTREAM_ERROR', `unexpected reply of type ${String(reply.type)}`);
+    const reply = await mem(config, ctx).request('get_history', { channel_id: channelId, limit, request_id: ctx.requestId });
+    const messages = messagesOf(reply.messages);
+    if (!messages) throw new ZinoError('UPSTREAM_ERROR', 'mem answered get_history without a list of messages');
     return messages;
   } catch (err) {
     return warn(ctx, 'history', err);

@@ -6,9 +6,10 @@
  * `[ctx] max_context_tokens` trims the result (budget.ts).
  */
 import {
-  fabricatorExamples, loadCatalog, optionalString, requireString,
-  type ChatMessage, type Frame, type HandlerContext, type Logger, type ResolvedConfig, type ServiceDefinition, type ServiceInstance,
+  bindHandlers, fabricatorExamples, loadCatalog, optionalString, requireString,
+  type ChatMessage, type Logger, type MessageHandler, type ResolvedConfig, type ServiceDefinition, type ServiceInstance,
 } from '../../runtime/index.js';
+import { CTX } from '../../protocol/ctx.js';
 import { fitBudget, flatten } from './budget.js';
 import { fetchHardMemories, fetchHistory } from './fetch.js';
 
@@ -19,8 +20,8 @@ export async function loadExamples(config: Readonly<ResolvedConfig>, log: Logger
 }
 
 /** Builds the `build` handler over the current examples. */
-export function buildHandler(config: Readonly<ResolvedConfig>, examples: () => ChatMessage[]) {
-  return async (request: Frame, ctx: HandlerContext): Promise<Frame> => {
+export function buildHandler(config: Readonly<ResolvedConfig>, examples: () => ChatMessage[]): MessageHandler<typeof CTX.build> {
+  return async (request, ctx) => {
     const userMessage = requireString(request, 'user_message');
     const channelId = optionalString(request, 'channel_id');
     const { hard_memory_top_k: topK, history_limit: historyLimit, max_context_tokens: maxTokens } = config.ctx;
@@ -52,7 +53,7 @@ const definition: ServiceDefinition = {
     let examples = await loadExamples(config, log);
     log.info({ examples: examples.length }, 'skill examples loaded');
     return {
-      handlers: { build: buildHandler(config, () => examples) },
+      ...bindHandlers(CTX)({ build: buildHandler(config, () => examples) }),
       async reload() {
         examples = await loadExamples(config, log);
         log.info({ examples: examples.length }, 'skill examples loaded');

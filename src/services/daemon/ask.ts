@@ -10,23 +10,31 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  Endpoint,
   ZinoError,
+  clientOptions,
   connect,
   optionalBoolean,
   optionalString,
-  request,
   requireString,
-  type Frame,
+  type ErrorFrame,
   type HandlerContext,
   type ResolvedConfig,
+  type Unvalidated,
 } from '../../runtime/index.js';
-import { checkChannelId } from '../../protocol/mem.js';
+import type { AgrEvent, AskRequest, ChunkFrame, DoneFrame, ResponseFrame } from '../../protocol/daemon.js';
+import { MEM, checkChannelId } from '../../protocol/mem.js';
 import type { ChannelLock } from './channel-lock.js';
 import { dispatch } from './dispatch.js';
 import { assemblePrompt } from './prompt.js';
 
 /** Answers one ask request. */
-export async function ask(config: Readonly<ResolvedConfig>, lock: ChannelLock, req: Frame, ctx: HandlerContext): Promise<Frame> {
+export async function ask(
+  config: Readonly<ResolvedConfig>,
+  lock: ChannelLock,
+  req: Unvalidated<AskRequest>,
+  ctx: HandlerContext<ChunkFrame | AgrEvent>,
+): Promise<DoneFrame | ResponseFrame | ErrorFrame> {
   const message = requireString(req, 'message', { allowEmpty: false });
   const given = optionalString(req, 'channel_id');
   const channelId = given === '' ? undefined : given;
@@ -37,7 +45,7 @@ export async function ask(config: Readonly<ResolvedConfig>, lock: ChannelLock, r
   const started = performance.now();
   const release = channelId === undefined ? undefined : await lock.acquire(channelId, ctx.signal);
   // Connect to agr while the prompt is being assembled: one round trip less before the first token.
-  const agrConnection = connect(config.agr.socket, { signal: ctx.signal, connectTimeoutMs: config.limits.connect_timeout_ms, name: 'agr' }).then((socket) => {
+  const agrConnection = connect(config.agr.socket, clientOptions(config, 'agr', { signal: ctx.signal })).then((socket) => {
     // Idle until the prompt is ready: an error meanwhile must not go unhandled (stream() reports it).
     socket.on('error', () => undefined);
     return socket;
@@ -49,12 +57,12 @@ export async function ask(config: Readonly<ResolvedConfig>, lock: ChannelLock, r
     const prompt = await assemblePrompt(config, message, channelId, ctx);
     let text = '';
     let firstChunkMs: number | undefined;
-    let terminal: Frame | undefined;
+    let terminal: DoneFrame | ResponseFrame | ErrorFrame | undefined;
     handedOver = true;
     for await (const frame of dispatch(config, { messages: prompt.messages, stream: streamed, events }, ctx, agrConnection)) {
       if (frame.type === 'chunk') {
         firstChunkMs ??= performance.now() - started;
-        text += String(frame.delta ?? '');
+        text += frame.delta;
         await ctx.send({ type: 'chunk', delta: frame.delta });
       } else if (frame.type === 'done' || frame.type === 'response' || frame.type === 'error') {
         terminal = frame;
@@ -87,12 +95,12 @@ const STORE_RETRY_MS = [100, 200, 400, 800];
  * failure, it is logged, not raised: the answer still goes out.
  */
 async function store(config: Readonly<ResolvedConfig>, channelId: string, message: string, answer: string, ctx: HandlerContext): Promise<void> {
-  const frame = { type: 'append_history', channel_id: channelId, messages: [{ role: 'user', content: message }, { role: 'assistant', content: answer }], request_id: ctx.requestId };
-  const options = { signal: ctx.signal, connectTimeoutMs: config.limits.connect_timeout_ms, timeoutMs: config.daemon.dependency_timeout_ms, name: 'mem' };
+  const body = { channel_id: channelId, messages: [{ role: 'user', content: message }, { role: 'assistant', content: answer }], request_id: ctx.requestId };
+  const mem = new Endpoint(MEM, config.mem.socket, clientOptions(config, 'mem', { signal: ctx.signal, timeoutMs: config.daemon.dependency_timeout_ms }));
   for (let attempt = 0; ; attempt++) {
     ctx.signal.throwIfAborted();
     try {
-      await request(config.mem.socket, frame, options);
+      await mem.request('append_history', body);
       return;
     } catch (err) {
       ctx.signal.throwIfAborted();

@@ -5,7 +5,10 @@
  * `response`, or one `error`.
  */
 import type net from 'node:net';
-import { ZinoError, request, stream, type ChatMessage, type Frame, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
+import { Endpoint, ZinoError, clientOptions, type ChatMessage, type ErrorFrame, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
+import { AGR } from '../../protocol/agr.js';
+import type { AgrEvent, ChunkFrame, DoneFrame, ResponseFrame } from '../../protocol/daemon.js';
+import { RTR } from '../../protocol/rtr.js';
 
 /** What to run. */
 export interface Dispatch {
@@ -14,22 +17,34 @@ export interface Dispatch {
   events: boolean;
 }
 
+/** A frame for the daemon's client: progress, then the terminal `done`, `response` or `error`. */
+export type DispatchFrame = ChunkFrame | AgrEvent | DoneFrame | ResponseFrame | ErrorFrame;
+
 /**
  * Frames for the client; the last one is terminal. `via` says who answered.
  * `agrConnection` is a connection to agr opened while the prompt was assembled.
  */
-export async function* dispatch(config: Readonly<ResolvedConfig>, job: Dispatch, ctx: HandlerContext, agrConnection?: Promise<net.Socket>): AsyncGenerator<Frame & { via?: 'agr' | 'rtr' }> {
-  const sampling = { temperature: config.agent.temperature, top_p: config.agent.top_p };
-  const base = { signal: ctx.signal, connectTimeoutMs: config.limits.connect_timeout_ms, maxFrameBytes: config.limits.max_frame_bytes };
-  const frames = stream(
-    config.agr.socket,
-    { type: 'run', messages: job.messages, ...sampling, max_iterations: config.agr.max_iterations, stream: job.stream, request_id: ctx.requestId, ...(job.events ? { events: true } : {}) },
-    { ...base, name: 'agr', connection: agrConnection, mergeChunks: true },
+export async function* dispatch(config: Readonly<ResolvedConfig>, job: Dispatch, ctx: HandlerContext, agrConnection?: Promise<net.Socket>): AsyncGenerator<DispatchFrame> {
+  const agr = new Endpoint(AGR, config.agr.socket, clientOptions(config, 'agr', { signal: ctx.signal }));
+  const frames = agr.stream(
+    'run',
+    {
+      messages: job.messages,
+      temperature: config.agent.temperature,
+      top_p: config.agent.top_p,
+      max_iterations: config.agr.max_iterations,
+      stream: job.stream,
+      request_id: ctx.requestId,
+      ...(job.events ? { events: true } : {}),
+    },
+    { connection: agrConnection, mergeChunks: true },
   );
   try {
     for await (const frame of frames) {
-      if (frame.type === 'result') yield { ...frame, type: 'response', content: frame.content, via: 'agr' };
-      else if (frame.type === 'done') yield { ...frame, via: 'agr' };
+      if (frame.type === 'result') {
+        const { content, iterations, usage } = frame;
+        yield { type: 'response', content, iterations, ...(usage ? { usage } : {}), via: 'agr' };
+      } else if (frame.type === 'done') yield { ...frame, via: 'agr' };
       else yield frame;
     }
     return;
@@ -46,22 +61,22 @@ export async function* dispatch(config: Readonly<ResolvedConfig>, job: Dispatch,
   yield* throughRtr(config, job, ctx);
 }
 
-/** True when the connection to agr could not even be made. */
+/** True when agr never took the request: the connection could not be made, or closed before the request was written. */
 function unreachable(err: ZinoError): boolean {
-  return err.code === 'UPSTREAM_UNAVAILABLE' || (err.code === 'TIMEOUT' && err.message.startsWith('connecting to'));
+  return (err.code === 'UPSTREAM_UNAVAILABLE' || err.code === 'TIMEOUT') && (err.detail.phase === 'connect' || err.detail.phase === 'send');
 }
 
-async function* throughRtr(config: Readonly<ResolvedConfig>, job: Dispatch, ctx: HandlerContext): AsyncGenerator<Frame & { via?: 'agr' | 'rtr' }> {
-  const base = { signal: ctx.signal, connectTimeoutMs: config.limits.connect_timeout_ms, name: 'rtr', maxFrameBytes: config.limits.max_frame_bytes, mergeChunks: true };
+async function* throughRtr(config: Readonly<ResolvedConfig>, job: Dispatch, ctx: HandlerContext): AsyncGenerator<DispatchFrame> {
+  const rtr = new Endpoint(RTR, config.rtr.socket, clientOptions(config, 'rtr', { signal: ctx.signal }));
   let streaming = false;
   if (job.stream) {
-    const caps = await request(config.rtr.socket, { type: 'capabilities', request_id: ctx.requestId }, { ...base, timeoutMs: config.daemon.dependency_timeout_ms });
+    const caps = await rtr.request('capabilities', { request_id: ctx.requestId }, { timeoutMs: config.daemon.dependency_timeout_ms });
     streaming = caps.streaming === true;
   }
-  const frames = stream(
-    config.rtr.socket,
-    { type: 'infer', messages: job.messages, temperature: config.agent.temperature, top_p: config.agent.top_p, stream: streaming, request_id: ctx.requestId },
-    base,
+  const frames = rtr.stream(
+    'infer',
+    { messages: job.messages, temperature: config.agent.temperature, top_p: config.agent.top_p, stream: streaming, request_id: ctx.requestId },
+    { mergeChunks: true },
   );
   for await (const frame of frames) {
     if (frame.type === 'response' && job.stream) {

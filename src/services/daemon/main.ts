@@ -2,7 +2,8 @@
  * zino-daemon: the front door. The contract's inbound message has no `type`
  * (`{"message", "channel_id"?, "stream"?}`); ZINO adds `{"type":"status"}`.
  */
-import type { ServiceDefinition } from '../../runtime/index.js';
+import { bindHandlers, type ServiceDefinition } from '../../runtime/index.js';
+import { DAEMON } from '../../protocol/daemon.js';
 import { ask } from './ask.js';
 import { ChannelLock } from './channel-lock.js';
 import { status } from './status.js';
@@ -12,10 +13,10 @@ const daemon: ServiceDefinition = {
   create(config) {
     const lock = new ChannelLock();
     return {
-      handlers: {
+      ...bindHandlers(DAEMON)({
+        ask: (request, ctx) => ask(config, lock, request, ctx),
         status: (_request, ctx) => status(config, ctx),
-      },
-      untyped: (request, ctx) => ask(config, lock, request, ctx),
+      }),
     };
   },
 };

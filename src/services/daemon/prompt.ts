@@ -3,7 +3,9 @@
  * context (ctx `build`) are fetched concurrently; either one failing leaves its part
  * out and is logged, never failing the request.
  */
-import { chatMessages, forChatApi, request, type ChatMessage, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
+import { Endpoint, chatMessages, clientOptions, forChatApi, type ChatMessage, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
+import { CTX } from '../../protocol/ctx.js';
+import { SYS } from '../../protocol/sys.js';
 
 /** The assembled prompt and which parts could not be fetched. */
 export interface Prompt {
@@ -13,14 +15,12 @@ export interface Prompt {
 
 /** Builds the prompt for `message` on `channelId`. */
 export async function assemblePrompt(config: Readonly<ResolvedConfig>, message: string, channelId: string | undefined, ctx: HandlerContext): Promise<Prompt> {
-  const options = {
-    signal: ctx.signal,
-    connectTimeoutMs: config.limits.connect_timeout_ms,
-    timeoutMs: config.daemon.dependency_timeout_ms,
-  };
+  const options = { signal: ctx.signal, timeoutMs: config.daemon.dependency_timeout_ms };
+  const sys = new Endpoint(SYS, config.sys.socket, clientOptions(config, 'sys', options));
+  const ctxService = new Endpoint(CTX, config.ctx.socket, clientOptions(config, 'ctx', options));
   const [system, context] = await Promise.allSettled([
-    request(config.sys.socket, { type: 'get', request_id: ctx.requestId }, { ...options, name: 'sys' }),
-    request(config.ctx.socket, { type: 'build', user_message: message, request_id: ctx.requestId, ...(channelId === undefined ? {} : { channel_id: channelId }) }, { ...options, name: 'ctx' }),
+    sys.request('get', { request_id: ctx.requestId }),
+    ctxService.request('build', { user_message: message, request_id: ctx.requestId, ...(channelId === undefined ? {} : { channel_id: channelId }) }),
   ]);
   ctx.signal.throwIfAborted();
   const messages: ChatMessage[] = [];

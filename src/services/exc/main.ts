@@ -4,8 +4,8 @@
  * (`[exc] timeout`) and output (`[exc] max_output_bytes`), happen in a fresh private
  * working directory, and are sandboxed by bubblewrap per `[exc] sandbox`.
  */
-import { ZinoError, loadCatalog, requireString, type Frame, type ServiceDefinition } from '../../runtime/index.js';
-import type { ExcCapabilities, ExecuteResult } from '../../protocol/exc.js';
+import { ZinoError, bindHandlers, loadCatalog, requireString, type ServiceDefinition } from '../../runtime/index.js';
+import { EXC } from '../../protocol/exc.js';
 import { execute, validate } from './execute.js';
 import { buildExecutors, describeExecutor, type Executor } from './executors.js';
 import { detectSandbox, hiddenPaths } from './sandbox.js';
@@ -26,38 +26,32 @@ const exc: ServiceDefinition = {
     const find = (name: string): Executor | undefined => executors.get(name);
 
     return {
-      handlers: {
-        capabilities: (): Frame => {
-          const reply: ExcCapabilities = {
-            type: 'capabilities',
-            executors: Object.fromEntries([...executors.values()].map((e) => [e.name, describeExecutor(e)])),
-            timeout: config.exc.timeout,
-            sandbox: { mode: sandbox.mode, active: sandbox.active, reason: sandbox.refusal ?? sandbox.reason },
-            max_output_bytes: config.exc.max_output_bytes,
-          };
-          return reply as unknown as Frame;
-        },
-        execute: async (request, ctx): Promise<Frame> => {
+      ...bindHandlers(EXC)({
+        capabilities: () => ({
+          type: 'capabilities',
+          executors: Object.fromEntries([...executors.values()].map((e) => [e.name, describeExecutor(e)])),
+          timeout: config.exc.timeout,
+          sandbox: { mode: sandbox.mode, active: sandbox.active, reason: sandbox.refusal ?? sandbox.reason },
+          max_output_bytes: config.exc.max_output_bytes,
+        }),
+        execute: async (request, ctx) => {
           const name = requireString(request, 'executor');
           const code = requireString(request, 'code');
           const executor = find(name);
-          if (!executor) {
-            const reply: ExecuteResult = { type: 'result', exit_code: 127, stdout: '', stderr: `zino-exc: unknown executor "${name.slice(0, 64)}" (available: ${names()})` };
-            return reply as unknown as Frame;
-          }
+          if (!executor) return { type: 'result', exit_code: 127, stdout: '', stderr: `zino-exc: unknown executor "${name.slice(0, 64)}" (available: ${names()})` };
           if (sandbox.refusal) throw new ZinoError('NOT_CONFIGURED', sandbox.refusal);
           const { reply: result, leftovers } = await execute(deps, executor, code, ctx.signal);
           ctx.log.info({ executor: name, exit_code: result.exit_code, timed_out: result.timed_out ?? false, truncated: result.truncated ?? false, durationMs: result.duration_ms, sandboxed: result.sandboxed, leftovers }, 'code executed');
-          return result as unknown as Frame;
+          return result;
         },
-        validate: async (request, ctx): Promise<Frame> => {
+        validate: async (request, ctx) => {
           const name = requireString(request, 'executor');
           const code = requireString(request, 'code');
           const executor = find(name);
           if (!executor) return { type: 'validation', ok: false, errors: `unknown executor "${name.slice(0, 64)}" (available: ${names()})` };
-          return (await validate(executor, code, ctx.signal)) as unknown as Frame;
+          return validate(executor, code, ctx.signal);
         },
-      },
+      }),
     };
   },
 };

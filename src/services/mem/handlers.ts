@@ -2,8 +2,8 @@
  * mem's request handlers: validate every field first (bad input stores nothing),
  * then call the stores. Replies are exactly the contract's.
  */
-import { InvalidRequestError, optionalInteger, optionalString, parseMessages, requireString, type Frame, type Handlers } from '../../runtime/index.js';
-import { DEFAULT_TOP_K } from '../../protocol/mem.js';
+import { InvalidRequestError, optionalInteger, optionalString, parseMessages, requireString, type HandlersOf } from '../../runtime/index.js';
+import { DEFAULT_TOP_K, type MEM } from '../../protocol/mem.js';
 import type { HardStore } from './hard.js';
 import type { HistoryStore } from './history.js';
 import { checkChannelId } from './naming.js';
@@ -16,7 +16,7 @@ export interface MemStores {
   soft: SoftMemory;
 }
 
-function channelId(request: Frame): string {
+function channelId(request: { readonly channel_id?: unknown }): string {
   const id = requireString(request, 'channel_id');
   checkChannelId(id);
   return id;
@@ -25,7 +25,7 @@ function channelId(request: Frame): string {
 /** Most results one search returns: each is read back from disk. */
 export const MAX_TOP_K = 1000;
 
-function topK(request: Frame): number {
+function topK(request: { readonly top_k?: unknown }): number {
   const value = request.top_k;
   if (value === undefined || value === null) return DEFAULT_TOP_K;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
@@ -35,7 +35,7 @@ function topK(request: Frame): number {
 }
 
 /** Builds the handlers of every mem request type. */
-export function memHandlers(stores: MemStores): Handlers {
+export function memHandlers(stores: MemStores): HandlersOf<typeof MEM> {
   return {
     async get_history(request, ctx) {
       const id = channelId(request);

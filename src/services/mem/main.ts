@@ -8,7 +8,8 @@
  */
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger, ResolvedConfig, ServiceDefinition, ServiceInstance } from '../../runtime/index.js';
+import { bindHandlers, type Logger, type ResolvedConfig, type ServiceDefinition, type ServiceInstance } from '../../runtime/index.js';
+import { MEM } from '../../protocol/mem.js';
 import { TMP_SUFFIX, fsyncDir } from './files.js';
 import { HARD_FILE, HardStore } from './hard.js';
 import { memHandlers } from './handlers.js';
@@ -50,7 +51,7 @@ const definition: ServiceDefinition = {
     const stores = await openStores(dataDir, log);
     log.info({ dataDir }, 'memory opened');
     return {
-      handlers: memHandlers(stores),
+      ...bindHandlers(MEM)(memHandlers(stores)),
       async close() {
         await Promise.all([stores.history.close(), stores.hard.close(), stores.soft.close()]);
       },

@@ -4,8 +4,8 @@
  * (`chunk`… `done`) or collected (`response`).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ZinoError, abortError, type Frame, type HandlerContext } from '../../runtime/index.js';
-import type { Usage } from '../../protocol/rtr.js';
+import { ZinoError, abortError, type HandlerContext } from '../../runtime/index.js';
+import type { ChunkFrame, DoneFrame, ResponseFrame, Usage } from '../../protocol/rtr.js';
 import type { InferParams, LlmBackend } from './backend.js';
 import { toZinoError } from './api-errors.js';
 import { classify, retryDelayMs } from './retry.js';
@@ -19,7 +19,7 @@ export interface InferDeps {
 }
 
 /** Streams the reply as `chunk` frames and returns the `done` frame. */
-export async function inferStreamed(deps: InferDeps, params: InferParams, ctx: HandlerContext): Promise<Frame> {
+export async function inferStreamed(deps: InferDeps, params: InferParams, ctx: HandlerContext<ChunkFrame>): Promise<DoneFrame> {
   const started = performance.now();
   let firstTokenMs: number | undefined;
   let text = '';
@@ -40,7 +40,7 @@ export async function inferStreamed(deps: InferDeps, params: InferParams, ctx: H
 }
 
 /** Returns the whole reply as one `response` frame. */
-export async function inferCollected(deps: InferDeps, params: InferParams, ctx: HandlerContext): Promise<Frame> {
+export async function inferCollected(deps: InferDeps, params: InferParams, ctx: HandlerContext<ChunkFrame>): Promise<ResponseFrame> {
   const started = performance.now();
   let result: { content: string; usage?: Usage | undefined } = { content: '' };
   const attempts = await withRetries(deps, ctx, () => false, async () => {
@@ -54,7 +54,7 @@ export async function inferCollected(deps: InferDeps, params: InferParams, ctx: 
  * Runs `attempt` until it succeeds, retrying what {@link classify} allows while
  * `forwarded()` is false. Returns the number of attempts made.
  */
-async function withRetries(deps: InferDeps, ctx: HandlerContext, forwarded: () => boolean, attempt: () => Promise<void>): Promise<number> {
+async function withRetries(deps: InferDeps, ctx: HandlerContext<ChunkFrame>, forwarded: () => boolean, attempt: () => Promise<void>): Promise<number> {
   for (let n = 0; ; n++) {
     try {
       await attempt();

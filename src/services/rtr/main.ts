@@ -5,14 +5,14 @@
  */
 import {
   ZinoError,
+  bindHandlers,
   optionalBoolean,
   optionalInteger,
   optionalNumber,
   parseMessages,
-  type Frame,
   type ServiceDefinition,
 } from '../../runtime/index.js';
-import type { RtrCapabilities } from '../../protocol/rtr.js';
+import { RTR, type RtrCapabilities } from '../../protocol/rtr.js';
 import { inferCollected, inferStreamed } from './infer.js';
 import { selectBackend } from './select.js';
 
@@ -33,8 +33,8 @@ const rtr: ServiceDefinition = {
       configured: selection.backend !== undefined,
     });
     return {
-      handlers: {
-        capabilities: () => capabilities() as unknown as Frame,
+      ...bindHandlers(RTR)({
+        capabilities,
         infer: (request, ctx) => {
           const params = {
             messages: parseMessages(request.messages, 'messages', { allowEmpty: false }),
@@ -47,7 +47,7 @@ const rtr: ServiceDefinition = {
           const deps = { backend: selection.backend, maxRetries: config.rtr.max_retries, baseUrl: config.api.base_url };
           return stream && config.rtr.streaming ? inferStreamed(deps, params, ctx) : inferCollected(deps, params, ctx);
         },
-      },
+      }),
     };
   },
 };

@@ -10,7 +10,9 @@
  * every second for up to 30 s.
  */
 import { readFile } from 'node:fs/promises';
-import { loadCatalog, request, requireString, type Catalog, type Logger, type ResolvedConfig, type ServiceDefinition } from '../../runtime/index.js';
+import { Endpoint, bindHandlers, clientOptions, loadCatalog, requireString, type Catalog, type Logger, type ResolvedConfig, type ServiceDefinition } from '../../runtime/index.js';
+import { MEM } from '../../protocol/mem.js';
+import { SYS, type SystemPromptReply } from '../../protocol/sys.js';
 import { renderPrompt } from './render.js';
 
 /** The prompt and what it was rendered from. */
@@ -19,12 +21,14 @@ class SystemPrompt {
   private template = '';
   private softMemory: string;
   private rendered = '';
+  private readonly mem: Endpoint<typeof MEM>;
 
   constructor(
     private readonly config: Readonly<ResolvedConfig>,
     private readonly log: Logger,
   ) {
     this.softMemory = config.sys.soft_memory;
+    this.mem = new Endpoint(MEM, config.mem.socket, clientOptions(config, 'mem', { timeoutMs: config.daemon.dependency_timeout_ms }));
   }
 
   get content(): string {
@@ -50,7 +54,7 @@ class SystemPrompt {
    */
   async syncSoftMemory(): Promise<boolean> {
     try {
-      const reply = await request(this.config.mem.socket, { type: 'get_soft' }, { name: 'mem', timeoutMs: 1000, connectTimeoutMs: this.config.limits.connect_timeout_ms });
+      const reply = await this.mem.request('get_soft', {});
       if (typeof reply.content === 'string' && reply.content !== '' && reply.content !== this.softMemory) {
         this.setSoftMemory(reply.content);
         this.log.info({ chars: reply.content.length }, 'soft memory taken from mem');
@@ -109,13 +113,13 @@ const sys: ServiceDefinition = {
       await prompt.syncSoftMemory();
       return prompt.content;
     };
-    const reply = (content: string) => ({ type: 'system_prompt', content });
+    const reply = (content: string): SystemPromptReply => ({ type: 'system_prompt', content });
     return {
-      handlers: {
+      ...bindHandlers(SYS)({
         get: () => reply(prompt.content),
         reload: async () => reply(await reload()),
         set_soft_memory: (req) => reply(prompt.setSoftMemory(requireString(req, 'content'))),
-      },
+      }),
       reload: async () => {
         await reload();
       },

@@ -1,0 +1,234 @@
+/**
+ * One small class per service, one method per message. Each method builds the
+ * request from plain arguments, sends it through the service's typed endpoint and
+ * returns the typed reply; streaming methods are async iterators of typed frames.
+ * An error frame becomes a thrown {@link RemoteError} (a `ZinoError` with the
+ * remote `code`), in streams as in one-shot calls.
+ */
+import { RemoteError, type ChatMessage, type Endpoint, type ErrorFrame } from '../runtime/index.js';
+import type { AGR, AgrEvent, RunDone, RunResult } from '../protocol/agr.js';
+import type { CTX, ContextReply } from '../protocol/ctx.js';
+import type { EXC, ExcCapabilities, ExecuteResult, ValidationReply } from '../protocol/exc.js';
+import type { HardMemoryResult, MEM } from '../protocol/mem.js';
+import type { ChunkFrame, DoneFrame, RTR, ResponseFrame, RtrCapabilities, Usage } from '../protocol/rtr.js';
+import type { SYS } from '../protocol/sys.js';
+
+/** Options of every call. */
+export interface CallOptions {
+  /** Aborting closes the connection, which cancels the request all the way down. */
+  signal?: AbortSignal | undefined;
+  /** Bound on the whole call, in milliseconds; overrides the client's default. */
+  timeoutMs?: number | undefined;
+  /** Passed on to every service the request reaches, for log correlation (`[\w.:@/-]{1,128}`). */
+  requestId?: string | undefined;
+}
+
+/** Sampling parameters of an inference or a run. */
+export interface SamplingOptions {
+  /** 0–2; the service's `[agent] temperature` when absent. */
+  temperature?: number | undefined;
+  /** 0–1; the service's `[agent] top_p` when absent. */
+  topP?: number | undefined;
+}
+
+/** Turns the error frame of a stream into a thrown error, passing every other frame on. */
+export async function* throwingErrors<F extends { type: string }>(frames: AsyncIterable<F | ErrorFrame>): AsyncGenerator<Exclude<F, ErrorFrame>, void, undefined> {
+  for await (const frame of frames) {
+    if (isError(frame)) throw new RemoteError(frame);
+    yield frame as Exclude<F, ErrorFrame>;
+  }
+}
+
+function isError(frame: { type: string }): frame is ErrorFrame {
+  return frame.type === 'error';
+}
+
+/** The request fields every message shares, from the call options. */
+function common(options: CallOptions): { request_id?: string } {
+  return options.requestId === undefined ? {} : { request_id: options.requestId };
+}
+
+/** The per-call options an endpoint takes. */
+function call(options: CallOptions): { signal?: AbortSignal; timeoutMs?: number } {
+  return {
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  };
+}
+
+/** zino-mem: channel histories, hard memories, the soft memory. */
+export class MemClient {
+  constructor(private readonly endpoint: Endpoint<typeof MEM>) {}
+
+  /** The channel's last `limit` messages, oldest first (all of them when `limit` is 0 or absent). */
+  async getHistory(channelId: string, options: CallOptions & { limit?: number } = {}): Promise<ChatMessage[]> {
+    const reply = await this.endpoint.request('get_history', { channel_id: channelId, limit: options.limit ?? 0, ...common(options) }, call(options));
+    return reply.messages;
+  }
+
+  /** Appends `messages` to the channel's history, all or none. */
+  async appendHistory(channelId: string, messages: ChatMessage[], options: CallOptions = {}): Promise<void> {
+    await this.endpoint.request('append_history', { channel_id: channelId, messages, ...common(options) }, call(options));
+  }
+
+  /** Deletes the channel's whole history. */
+  async clearHistory(channelId: string, options: CallOptions = {}): Promise<void> {
+    await this.endpoint.request('clear_history', { channel_id: channelId, ...common(options) }, call(options));
+  }
+
+  /** The hard memories most similar to `query`, best first (`topK` defaults to 3). */
+  async searchHard(query: string, options: CallOptions & { topK?: number } = {}): Promise<HardMemoryResult[]> {
+    const body = { query, ...(options.topK === undefined ? {} : { top_k: options.topK }), ...common(options) };
+    return (await this.endpoint.request('search_hard', body, call(options))).results;
+  }
+
+  /** Stores a hard memory; resolves with its id (stable across restarts). */
+  async storeHard(messages: ChatMessage[], options: CallOptions & { tag?: string } = {}): Promise<number> {
+    const body = { messages, ...(options.tag === undefined ? {} : { tag: options.tag }), ...common(options) };
+    return (await this.endpoint.request('store_hard', body, call(options))).id;
+  }
+
+  /** The soft memory string. */
+  async getSoft(options: CallOptions = {}): Promise<string> {
+    return (await this.endpoint.request('get_soft', common(options), call(options))).content;
+  }
+
+  /** Replaces the soft memory string (durably; sys's prompt is updated with `sys.setSoftMemory`). */
+  async setSoft(content: string, options: CallOptions = {}): Promise<void> {
+    await this.endpoint.request('set_soft', { content, ...common(options) }, call(options));
+  }
+}
+
+/** zino-sys: the rendered system prompt. */
+export class SysClient {
+  constructor(private readonly endpoint: Endpoint<typeof SYS>) {}
+
+  /** The current system prompt. */
+  async get(options: CallOptions = {}): Promise<string> {
+    return (await this.endpoint.request('get', common(options), call(options))).content;
+  }
+
+  /** Re-reads the template, tools and skills; resolves with the new prompt. */
+  async reload(options: CallOptions = {}): Promise<string> {
+    return (await this.endpoint.request('reload', common(options), call(options))).content;
+  }
+
+  /** Sets the soft memory shown in the prompt; resolves with the new prompt. */
+  async setSoftMemory(content: string, options: CallOptions = {}): Promise<string> {
+    return (await this.endpoint.request('set_soft_memory', { content, ...common(options) }, call(options))).content;
+  }
+}
+
+/** zino-ctx: the context messages for a prompt. */
+export class CtxClient {
+  constructor(private readonly endpoint: Endpoint<typeof CTX>) {}
+
+  /** Skill examples, hard memories for `userMessage`, then the channel's history. */
+  async build(userMessage: string, options: CallOptions & { channelId?: string } = {}): Promise<ContextReply['messages']> {
+    const body = { user_message: userMessage, ...(options.channelId === undefined ? {} : { channel_id: options.channelId }), ...common(options) };
+    return (await this.endpoint.request('build', body, call(options))).messages;
+  }
+}
+
+/** zino-exc: running code. */
+export class ExcClient {
+  constructor(private readonly endpoint: Endpoint<typeof EXC>) {}
+
+  /** Runs `code` with `executor` (`bash`, `python3`, …). A failing program is a result, not an error. */
+  execute(executor: string, code: string, options: CallOptions = {}): Promise<ExecuteResult> {
+    return this.endpoint.request('execute', { executor, code, ...common(options) }, call(options));
+  }
+
+  /** Static analysis only. */
+  validate(executor: string, code: string, options: CallOptions = {}): Promise<ValidationReply> {
+    return this.endpoint.request('validate', { executor, code, ...common(options) }, call(options));
+  }
+
+  /** The executors, the timeout and the sandbox in use. */
+  capabilities(options: CallOptions = {}): Promise<ExcCapabilities> {
+    return this.endpoint.request('capabilities', common(options), call(options));
+  }
+}
+
+/** Options of an inference. */
+export interface InferOptions extends CallOptions, SamplingOptions {
+  /** Cap on generated tokens. */
+  maxTokens?: number | undefined;
+}
+
+/** The sampling values sent when a call gives none (the contract requires both): the config's `[agent]` values. */
+export interface SamplingDefaults {
+  temperature: number;
+  top_p: number;
+}
+
+/** zino-rtr: the LLM, without tools or memory. */
+export class RtrClient {
+  constructor(
+    private readonly endpoint: Endpoint<typeof RTR>,
+    private readonly defaults: SamplingDefaults,
+  ) {}
+
+  /** Whether rtr streams, the model, and whether it is configured. */
+  capabilities(options: CallOptions = {}): Promise<RtrCapabilities> {
+    return this.endpoint.request('capabilities', common(options), call(options));
+  }
+
+  /** One collected completion. */
+  async infer(messages: ChatMessage[], options: InferOptions = {}): Promise<{ content: string; usage?: Usage }> {
+    const reply = await this.endpoint.request('infer', this.body(messages, false, options), call(options));
+    const usage = reply.usage ? { usage: reply.usage } : {};
+    return reply.type === 'response' ? { content: reply.content, ...usage } : { content: reply.full_text, ...usage };
+  }
+
+  /** A streamed completion: `chunk` frames, then `done` (or one `response` when rtr cannot stream). */
+  inferStream(messages: ChatMessage[], options: InferOptions = {}): AsyncGenerator<ChunkFrame | DoneFrame | ResponseFrame, void, undefined> {
+    return throwingErrors(this.endpoint.stream('infer', this.body(messages, true, options), call(options)));
+  }
+
+  private body(messages: ChatMessage[], stream: boolean, options: InferOptions) {
+    return { messages, stream, ...sampling(options, this.defaults), ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens }), ...common(options) };
+  }
+}
+
+/** Options of an agentic run. */
+export interface RunOptions extends CallOptions, SamplingOptions {
+  /** Overrides `[agr] max_iterations` (1–100). */
+  maxIterations?: number | undefined;
+  /** Also yield `iteration`, `tool_call`, `tool_result` and `usage` events (streams only). */
+  events?: boolean | undefined;
+}
+
+/** zino-agr: the agentic loop over an assembled prompt. */
+export class AgrClient {
+  constructor(
+    private readonly endpoint: Endpoint<typeof AGR>,
+    private readonly defaults: SamplingDefaults,
+  ) {}
+
+  /** Runs the loop; resolves with the collected answer. */
+  run(messages: ChatMessage[], options: RunOptions = {}): Promise<RunResult | RunDone> {
+    return this.endpoint.request('run', this.body(messages, false, options), call(options));
+  }
+
+  /** Runs the loop, streaming: `chunk` frames (and events when asked), then `done`. */
+  runStream(messages: ChatMessage[], options: RunOptions = {}): AsyncGenerator<ChunkFrame | AgrEvent | RunResult | RunDone, void, undefined> {
+    return throwingErrors(this.endpoint.stream('run', this.body(messages, true, options), call(options)));
+  }
+
+  private body(messages: ChatMessage[], stream: boolean, options: RunOptions) {
+    return {
+      messages,
+      stream,
+      ...sampling(options, this.defaults),
+      ...(options.maxIterations === undefined ? {} : { max_iterations: options.maxIterations }),
+      ...(options.events ? { events: true } : {}),
+      ...common(options),
+    };
+  }
+}
+
+/** temperature and top_p: the call's, else the defaults (the contract requires both on `infer` and `run`). */
+function sampling(options: SamplingOptions, defaults: SamplingDefaults): SamplingDefaults {
+  return { temperature: options.temperature ?? defaults.temperature, top_p: options.topP ?? defaults.top_p };
+}

@@ -1,0 +1,87 @@
+/**
+ * Typed calls to one service: `endpoint.request('get_history', { channel_id })` sends
+ * `{"type":"get_history",…}` and resolves with a `HistoryReply`; `endpoint.stream(…)`
+ * yields the message's progress frames, then its reply (or an error frame).
+ *
+ * {@link clientOptions} builds the options of every call from the config, once, so
+ * the frame limit and the connect bound reach every hop.
+ */
+import type { ResolvedConfig, ServiceName } from '../config/schema.js';
+import { RemoteError, ZinoError, type ErrorFrame } from '../errors.js';
+import type { Frame } from '../frame/codec.js';
+import { isTerminalOf, type AnyMessage, type BodyOf, type ProgressOf, type Protocol, type ReplyOf } from '../typed.js';
+import { stream, type ClientOptions, type StreamOptions } from './client.js';
+
+/** Per-call options: those of {@link stream} except what the message decides. */
+export type CallOptions = Omit<StreamOptions, 'isTerminal'>;
+
+/**
+ * The options every call to `service` starts from: its name for messages, the
+ * configured connect bound and frame limit. Callers add their signal and timeout.
+ */
+export function clientOptions(config: Readonly<ResolvedConfig>, service: ServiceName | string, extra: ClientOptions = {}): ClientOptions {
+  return {
+    name: service,
+    connectTimeoutMs: config.limits.connect_timeout_ms,
+    maxFrameBytes: config.limits.max_frame_bytes,
+    ...extra,
+  };
+}
+
+/** A service reached at one socket, spoken to through its protocol `P`. */
+export class Endpoint<P extends Protocol> {
+  constructor(
+    readonly protocol: P,
+    readonly socket: string,
+    /** Options of every call; a call's own options override them. */
+    readonly defaults: ClientOptions = {},
+  ) {}
+
+  /**
+   * Sends message `name` and yields every frame up to and including the terminal
+   * one: progress frames, then the reply or an error frame (yielded, not thrown).
+   */
+  async *stream<K extends keyof P & string>(name: K, body: BodyOf<P[K]>, options: CallOptions = {}): AsyncGenerator<ProgressOf<P[K]> | ReplyOf<P[K]> | ErrorFrame, void, undefined> {
+    const msg = this.message(name);
+    const frames = stream(this.socket, this.frameOf(name, body), { ...this.defaults, ...options, isTerminal: (f) => isTerminalOf(msg, f) });
+    for await (const frame of frames) yield this.checked(name, frame);
+  }
+
+  /**
+   * Sends message `name` and resolves with its reply: the first frame that comes
+   * back. An error frame rejects with {@link RemoteError}; a frame of a type the
+   * message does not declare as its reply rejects with UPSTREAM_ERROR. Use it for
+   * messages that answer with one frame (a streamed message asked not to stream).
+   */
+  async request<K extends keyof P & string>(name: K, body: BodyOf<P[K]>, options: CallOptions = {}): Promise<ReplyOf<P[K]>> {
+    const msg = this.message(name);
+    for await (const frame of stream(this.socket, this.frameOf(name, body), { ...this.defaults, ...options, isTerminal: () => true })) {
+      if (frame.type === 'error') throw new RemoteError(frame);
+      if (typeof frame.type === 'string' && (msg.replies as readonly string[]).includes(frame.type)) return frame as ReplyOf<P[K]>;
+      throw new ZinoError('UPSTREAM_ERROR', `${this.label} answered ${name} with a frame of type ${JSON.stringify(frame.type)}`, { detail: { phase: 'receive', service: this.label } });
+    }
+    // stream() always ends with a terminal frame or throws.
+    throw new ZinoError('CONNECTION_CLOSED', `${this.label} sent no reply to ${name}`);
+  }
+
+  private get label(): string {
+    return this.defaults.name ?? this.socket;
+  }
+
+  private message(name: string): AnyMessage {
+    const msg = this.protocol[name];
+    if (!msg) throw new ZinoError('INTERNAL', `${this.label} has no message "${name}"`);
+    return msg;
+  }
+
+  private frameOf(name: string, body: object): Frame {
+    const { type } = this.message(name);
+    return type === null ? { ...body } : { ...body, type };
+  }
+
+  /** The frame as its declared type, after checking that its `type` is a string. */
+  private checked<K extends keyof P & string>(name: K, frame: Frame): ProgressOf<P[K]> | ReplyOf<P[K]> | ErrorFrame {
+    if (typeof frame.type !== 'string') throw new ZinoError('UPSTREAM_ERROR', `${this.label} answered ${name} with a frame without a "type"`);
+    return frame as ProgressOf<P[K]> | ReplyOf<P[K]> | ErrorFrame;
+  }
+}
