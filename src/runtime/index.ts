@@ -17,3 +17,4 @@ export * from './validate.js';
 export * from './messages.js';
 export * from './catalog.js';
 export * from './service.js';
+export * from './exit.js';

@@ -6,7 +6,7 @@
 import { ZinoError, stream, type Frame } from '../../runtime/index.js';
 import { cliConfig, fail, howToStart, type ConfigOptions } from '../config.js';
 import { AnswerDisplay } from '../display.js';
-import { EXIT } from '../exit.js';
+import { EXIT } from '../../runtime/exit.js';
 
 /** Options of `zino ask`. */
 export interface AskOptions extends ConfigOptions {

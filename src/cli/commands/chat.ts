@@ -6,7 +6,7 @@
 import readline from 'node:readline';
 import { request } from '../../runtime/index.js';
 import { cliConfig, type ConfigOptions } from '../config.js';
-import { EXIT } from '../exit.js';
+import { EXIT } from '../../runtime/exit.js';
 import { askOnce } from './ask.js';
 
 /** Options of `zino chat`. */

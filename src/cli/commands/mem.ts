@@ -4,7 +4,7 @@
  */
 import { request, type ChatMessage, type Frame, type ResolvedConfig } from '../../runtime/index.js';
 import { cliConfig, fail, type ConfigOptions } from '../config.js';
-import { EXIT } from '../exit.js';
+import { EXIT } from '../../runtime/exit.js';
 
 async function mem(config: Readonly<ResolvedConfig>, frame: Frame): Promise<Frame> {
   try {

@@ -6,7 +6,7 @@ import { SERVICE_NAMES, ping, request, type Frame } from '../../runtime/index.js
 import type { ServiceStatus } from '../../protocol/daemon.js';
 import { VERSION } from '../../version.js';
 import { cliConfig, type ConfigOptions } from '../config.js';
-import { EXIT } from '../exit.js';
+import { EXIT } from '../../runtime/exit.js';
 
 /** Runs `zino status`. */
 export async function statusCommand(options: ConfigOptions & { json?: boolean }): Promise<void> {
