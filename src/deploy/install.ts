@@ -6,12 +6,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'smol-toml';
-import { EXIT, resolveConfig } from '../runtime/index.js';
+import { EXIT, packageRoot, resolveConfig } from '../runtime/index.js';
 import { applyPlan, type ApplyResult } from './apply.js';
 import { envFileText, installConfigText } from './config-text.js';
 import { DEFAULT_PREFIX, PATHS, makeLayout, unitPath, type Layout } from './layout.js';
 import { observe } from './observe.js';
-import { readPackageVersion, runningPackageRoot, selectPackageFiles } from './package-files.js';
+import { readPackageVersion, selectPackageFiles } from './package-files.js';
 import { nextSteps, planInstall, type InstallFiles, type Plan } from './plan-install.js';
 import { planUninstall } from './plan-uninstall.js';
 import { RenderError, renderFile, renderUnits, renderWrapper, type RenderVars } from './render.js';
@@ -47,7 +47,7 @@ export interface UninstallOptions extends DeployOptions {
 /** Installs (or upgrades) the systemd deployment. */
 export function installSystemd(options: InstallOptions): number {
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const source = path.resolve(options.from ?? runningPackageRoot());
+  const source = path.resolve(options.from ?? packageRoot());
   const node = options.node ?? process.execPath;
   let layout: Layout;
   let files: InstallFiles;
@@ -96,7 +96,7 @@ export function uninstallSystemd(options: UninstallOptions): number {
     print(`zino uninstall-systemd: ${(err as Error).message}`);
     return EXIT.USAGE;
   }
-  const seen = observe(layout, runningPackageRootOrUndefined());
+  const seen = observe(layout, packageRootOrUndefined());
   const plan = planUninstall({ layout, purge: options.purge === true }, seen);
   print(`zino uninstall-systemd: ZINO in ${layout.prefix}${layout.live ? '' : ` (root ${layout.root})`}${options.purge ? ', with --purge' : ''}`);
   const refused = preflight('uninstall-systemd', layout, plan, seen.isRoot, options.dryRun === true, print);
@@ -170,9 +170,9 @@ function summarise(result: ApplyResult, dryRun: boolean, layout: Layout, print: 
   return EXIT.FAILURE;
 }
 
-function runningPackageRootOrUndefined(): string | undefined {
+function packageRootOrUndefined(): string | undefined {
   try {
-    return runningPackageRoot();
+    return packageRoot();
   } catch {
     return undefined;
   }

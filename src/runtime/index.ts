@@ -18,3 +18,4 @@ export * from './messages.js';
 export * from './catalog.js';
 export * from './service.js';
 export * from './exit.js';
+export * from './package-root.js';
