@@ -1,10 +1,10 @@
-/** ZINO's version, read once from package.json. */
-import { readFileSync } from 'node:fs';
+/** ZINO's version, read once from the package's package.json. */
+import { packageRoot, readPackageManifest } from './runtime/package-root.js';
 
 function readVersion(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-    return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
+    const version = readPackageManifest(packageRoot())?.version;
+    return typeof version === 'string' ? version : '0.0.0';
   } catch {
     return '0.0.0';
   }

@@ -1,9 +1,8 @@
 /** Loading the configuration for a client command; a bad config ends the command with its message. */
 import { ZinoClient } from '../client/index.js';
-import { ConfigError, loadConfig, type ResolvedConfig } from '../runtime/index.js';
-import { EXIT } from './exit.js';
+import { ConfigError, EXIT, loadConfig, type ResolvedConfig } from '../runtime/index.js';
 
-/** `--config` and `--dir`, as every command takes them. */
+/** `--config` and `--dir`, as every command that talks to the services takes them. */
 export interface ConfigOptions {
   config?: string;
   dir?: string;

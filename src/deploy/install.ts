@@ -6,12 +6,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'smol-toml';
-import { resolveConfig } from '../runtime/index.js';
+import { EXIT, packageRoot, resolveConfig } from '../runtime/index.js';
 import { applyPlan, type ApplyResult } from './apply.js';
 import { envFileText, installConfigText } from './config-text.js';
 import { DEFAULT_PREFIX, PATHS, makeLayout, unitPath, type Layout } from './layout.js';
 import { observe } from './observe.js';
-import { readPackageVersion, runningPackageRoot, selectPackageFiles } from './package-files.js';
+import { readPackageVersion, selectPackageFiles } from './package-files.js';
 import { nextSteps, planInstall, type InstallFiles, type Plan } from './plan-install.js';
 import { planUninstall } from './plan-uninstall.js';
 import { RenderError, renderFile, renderUnits, renderWrapper, type RenderVars } from './render.js';
@@ -44,15 +44,10 @@ export interface UninstallOptions extends DeployOptions {
   purge?: boolean | undefined;
 }
 
-/** Exit statuses (as in src/cli/exit.ts). */
-const OK = 0;
-const FAILURE = 1;
-const USAGE = 2;
-
 /** Installs (or upgrades) the systemd deployment. */
 export function installSystemd(options: InstallOptions): number {
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const source = path.resolve(options.from ?? runningPackageRoot());
+  const source = path.resolve(options.from ?? packageRoot());
   const node = options.node ?? process.execPath;
   let layout: Layout;
   let files: InstallFiles;
@@ -60,13 +55,13 @@ export function installSystemd(options: InstallOptions): number {
     layout = makeLayout({ root: options.root, prefix: options.prefix ?? installedPrefix(options.root) });
   } catch (err) {
     print(`zino install-systemd: ${(err as Error).message}`);
-    return USAGE;
+    return EXIT.USAGE;
   }
   try {
     files = renderInstallFiles(source, { node, prefix: layout.prefix });
   } catch (err) {
     print(`zino install-systemd: ${(err as Error).message}`);
-    return err instanceof RenderError ? USAGE : FAILURE;
+    return err instanceof RenderError ? EXIT.USAGE : EXIT.FAILURE;
   }
   const version = readPackageVersion(source);
   const seen = observe(layout, source);
@@ -81,11 +76,11 @@ export function installSystemd(options: InstallOptions): number {
   }
   const result = applyPlan(plan.actions, { layout, dryRun: options.dryRun === true, systemdRunning: seen.systemdRunning, print });
   const status = summarise(result, options.dryRun === true, layout, print);
-  if (status === OK && options.dryRun !== true) {
+  if (status === EXIT.OK && options.dryRun !== true) {
     print('Next steps:');
     for (const line of nextSteps(layout, options.now === true)) print(`  ${line}`);
   }
-  if (status !== OK && layout.live && !seen.systemdRunning) {
+  if (status !== EXIT.OK && layout.live && !seen.systemdRunning) {
     print('Advice: boot this machine with systemd (or install in a system that runs it), then: systemctl daemon-reload && systemctl start zino.target');
   }
   return status;
@@ -99,16 +94,16 @@ export function uninstallSystemd(options: UninstallOptions): number {
     layout = makeLayout({ root: options.root, prefix: options.prefix ?? installedPrefix(options.root) });
   } catch (err) {
     print(`zino uninstall-systemd: ${(err as Error).message}`);
-    return USAGE;
+    return EXIT.USAGE;
   }
-  const seen = observe(layout, runningPackageRootOrUndefined());
+  const seen = observe(layout, packageRootOrUndefined());
   const plan = planUninstall({ layout, purge: options.purge === true }, seen);
   print(`zino uninstall-systemd: ZINO in ${layout.prefix}${layout.live ? '' : ` (root ${layout.root})`}${options.purge ? ', with --purge' : ''}`);
   const refused = preflight('uninstall-systemd', layout, plan, seen.isRoot, options.dryRun === true, print);
   if (refused !== undefined) return refused;
   if (plan.actions.length === 0) {
     print('  = nothing to remove: ZINO is not installed here');
-    return OK;
+    return EXIT.OK;
   }
   const result = applyPlan(plan.actions, { layout, dryRun: options.dryRun === true, systemdRunning: seen.systemdRunning, print });
   return summarise(result, options.dryRun === true, layout, print);
@@ -145,7 +140,7 @@ function preflight(command: string, layout: Layout, plan: Plan, isRoot: boolean,
   for (const error of plan.errors) print(`  ✗ ${error}`);
   if (plan.errors.length > 0) {
     print(`Nothing was changed.`);
-    return FAILURE;
+    return EXIT.FAILURE;
   }
   if (layout.live && !isRoot) {
     if (dryRun) {
@@ -154,7 +149,7 @@ function preflight(command: string, layout: Layout, plan: Plan, isRoot: boolean,
     }
     print(`  ✗ zino ${command} changes the system (users, /etc, units): it must run as root.`);
     print(`Nothing was changed. Run it with sudo, see what it would do with --dry-run, or prepare a tree with --root DIR.`);
-    return FAILURE;
+    return EXIT.FAILURE;
   }
   if (dryRun) print('Dry run: nothing is changed.');
   return undefined;
@@ -163,21 +158,21 @@ function preflight(command: string, layout: Layout, plan: Plan, isRoot: boolean,
 function summarise(result: ApplyResult, dryRun: boolean, layout: Layout, print: (line: string) => void): number {
   if (dryRun) {
     print(`Dry run: ${result.done} actions would be carried out; nothing was changed.`);
-    return OK;
+    return EXIT.OK;
   }
   if (!layout.live) print(`Installed into ${layout.root}: commands marked "on the target system" were not run.`);
   if (result.failed.length === 0) {
     print(`Done (${result.done} actions).`);
-    return OK;
+    return EXIT.OK;
   }
   print(`Could not do ${result.failed.length} of the actions:`);
   for (const line of result.failed) print(`  - ${line}`);
-  return FAILURE;
+  return EXIT.FAILURE;
 }
 
-function runningPackageRootOrUndefined(): string | undefined {
+function packageRootOrUndefined(): string | undefined {
   try {
-    return runningPackageRoot();
+    return packageRoot();
   } catch {
     return undefined;
   }

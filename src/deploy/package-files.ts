@@ -7,42 +7,24 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readPackageManifest } from '../runtime/index.js';
 
 /** Package entries copied as they are (relative to the package root). */
-export const PACKAGE_ENTRIES: readonly string[] = ['package.json', 'package-lock.json', 'dist/src', 'tools', 'skills', 'SYSTEM.md', 'ZINO.toml', 'docs', 'systemd', 'README.md'];
+export const PACKAGE_ENTRIES: readonly string[] = ['package.json', 'package-lock.json', 'dist/src', 'tools', 'skills', 'SYSTEM.md', 'ZINO.toml', 'docs', 'systemd', 'README.md', 'LICENSE'];
 
 /** Entries without which an installation cannot run. */
 const REQUIRED: readonly string[] = ['package.json', 'package-lock.json', 'dist/src/cli/main.js', 'tools', 'skills', 'SYSTEM.md', 'ZINO.toml', 'systemd'];
 
-/** The package root of the running code (the directory of package.json named "zino"). */
-export function runningPackageRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const manifest = path.join(dir, 'package.json');
-    if (existsSync(manifest) && readPackageName(manifest) === 'zino') return dir;
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('cannot find the zino package root above this module');
-    dir = parent;
-  }
-}
-
 /** `name` of a package.json, or `undefined` when unreadable. */
 export function readPackageName(manifest: string): string | undefined {
-  try {
-    return (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name;
-  } catch {
-    return undefined;
-  }
+  const name = readPackageManifest(path.dirname(manifest))?.name;
+  return typeof name === 'string' ? name : undefined;
 }
 
 /** `version` of the package at `root`. */
 export function readPackageVersion(root: string): string {
-  try {
-    return (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
+  const version = readPackageManifest(root)?.version;
+  return typeof version === 'string' ? version : 'unknown';
 }
 
 /** The shape of package-lock.json (v2/v3) that matters here. */

@@ -10,10 +10,9 @@
  * (RestartPreventExitStatus=78: no restart). Failing first would make the unit
  * fail on this control process instead, and be restarted once.
  */
-import { EXIT } from '../cli/exit.js';
 import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConfigError, SERVICE_NAMES, loadConfig, ping, type ServiceName } from '../runtime/index.js';
+import { ConfigError, EXIT, SERVICE_NAMES, loadConfig, ping, type ServiceName } from '../runtime/index.js';
 
 /** How long a service gets to answer after it was started. @default 60 s (below systemd's 90 s start timeout) */
 export const READY_TIMEOUT_MS = 60_000;

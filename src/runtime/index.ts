@@ -19,3 +19,5 @@ export * from './messages.js';
 export * from './catalog.js';
 export * from './service.js';
 export * from './typed.js';
+export * from './exit.js';
+export * from './package-root.js';

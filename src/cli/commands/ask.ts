@@ -4,9 +4,9 @@
  * all the way down to the LLM and any running code).
  */
 import { RemoteError, ZinoError, ZinoClient } from '../../client/index.js';
+import { EXIT } from '../../runtime/exit.js';
 import { cliClient, fail, howToStart, type ConfigOptions } from '../config.js';
 import { AnswerDisplay, type AnswerFrame } from '../display.js';
-import { EXIT } from '../exit.js';
 
 /** Options of `zino ask`. */
 export interface AskOptions extends ConfigOptions {

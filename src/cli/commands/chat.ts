@@ -4,8 +4,8 @@
  * Ctrl-D, or /exit) ends the session. /clear forgets the channel's history.
  */
 import readline from 'node:readline';
+import { EXIT } from '../../runtime/exit.js';
 import { cliClient, type ConfigOptions } from '../config.js';
-import { EXIT } from '../exit.js';
 import { askOnce } from './ask.js';
 
 /** Options of `zino chat`. */

@@ -3,8 +3,8 @@
  * to mem directly (and to sys for the soft memory in the prompt).
  */
 import type { ZinoClient } from '../../client/index.js';
+import { EXIT } from '../../runtime/exit.js';
 import { cliClient, fail, type ConfigOptions } from '../config.js';
-import { EXIT } from '../exit.js';
 
 /** mem's answer to `call`, or the command ends with the error's message. */
 async function mem<T>(call: (client: ZinoClient) => Promise<T>, client: ZinoClient): Promise<T> {

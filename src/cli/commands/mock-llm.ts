@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parseScript, type MockScript } from '../../testing/mock-llm/script.js';
 import { startMockLlm } from '../../testing/mock-llm/server.js';
-import { EXIT } from '../exit.js';
+import { EXIT } from '../../runtime/exit.js';
 
 /** Runs the mock until SIGINT/SIGTERM. */
 export async function mockLlmCommand(options: { port: string; script?: string }): Promise<void> {

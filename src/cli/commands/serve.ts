@@ -5,7 +5,7 @@
 import { ConfigError, SERVICE_NAMES, castToError, createLogger, loadConfig, runService, ZinoError } from '../../runtime/index.js';
 import { isServiceName, loadServiceDefinition } from '../../services/index.js';
 import type { ConfigOptions } from '../config.js';
-import { EXIT } from '../exit.js';
+import { EXIT } from '../../runtime/exit.js';
 
 /** Runs `name` until SIGTERM/SIGINT. Exits with 78 on a configuration error, 1 when it cannot start. */
 export async function serveCommand(name: string, options: ConfigOptions): Promise<void> {

@@ -4,8 +4,8 @@
  */
 import { SERVICE_NAMES, type ServiceStatus, type StatusReply } from '../../client/index.js';
 import { VERSION } from '../../version.js';
+import { EXIT } from '../../runtime/exit.js';
 import { cliClient, type ConfigOptions } from '../config.js';
-import { EXIT } from '../exit.js';
 
 /** Runs `zino status`. */
 export async function statusCommand(options: ConfigOptions & { json?: boolean }): Promise<void> {

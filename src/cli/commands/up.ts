@@ -5,7 +5,7 @@
 import { ZinoClient } from '../../client/index.js';
 import { SERVICE_NAMES, isListening, type ServiceName } from '../../runtime/index.js';
 import { cliConfig, fail, type ConfigOptions } from '../config.js';
-import { EXIT } from '../exit.js';
+import { EXIT } from '../../runtime/exit.js';
 import { formatLogLine } from '../up/log-line.js';
 import { Supervisor } from '../up/supervisor.js';
 

@@ -12,7 +12,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { SERVICE_NAMES, ping, removeStaleSocket, type ServiceName } from '../../runtime/index.js';
-import { EXIT } from '../exit.js';
+import { EXIT } from '../../runtime/exit.js';
 
 /** The compiled CLI entry point the children run. */
 const CLI = fileURLToPath(new URL('../main.js', import.meta.url));

@@ -5,7 +5,8 @@
  * describes how each field is read from ZINO.toml; the compiler checks that the two
  * agree (`SchemaOf<ResolvedConfig>`), so a key cannot be added to one and forgotten
  * in the other. The keys of the contract keep the contract's names and defaults;
- * the others are ZINO's additions (see docs/configuration.md).
+ * the others are ZINO's additions. docs/configuration.md is generated from this
+ * file (`npm run docs:config`; src/runtime/config/reference.ts).
  */
 
 /** Names of the seven services, which are also their config sections for `socket`. */

@@ -1,0 +1,185 @@
+/**
+ * docs/configuration.md, generated from {@link SCHEMA}: every key with its type,
+ * default, allowed values and meaning. `npm run docs:config` rewrites the file;
+ * test/runtime/config-reference.test.ts fails when it is out of date, so a key
+ * cannot be added, renamed or given a new default without the page following.
+ *
+ * Run as a script (`node dist/src/runtime/config/reference.js`) it writes the page.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { packageRoot } from '../package-root.js';
+import { SCHEMA, type AnyKeySpec } from './schema.js';
+
+/** Where the page lives, relative to the package root. */
+export const CONFIG_REFERENCE_PATH = 'docs/configuration.md';
+
+/**
+ * The keys of the contract (the ZINO service reference): their names and defaults
+ * are stable. Every other key is ZINO's own addition (marked "ZINO:" in ZINO.toml).
+ */
+export const CONTRACT_KEYS: ReadonlySet<string> = new Set([
+  'daemon.socket',
+  'agent.temperature',
+  'agent.top_p',
+  'agent.max_iterations',
+  'rtr.socket',
+  'rtr.streaming',
+  'api.base_url',
+  'api.key',
+  'service.model',
+  'agr.socket',
+  'agr.max_iterations',
+  'exc.socket',
+  'exc.timeout',
+  'tools.dir',
+  'skills.dir',
+  'sys.socket',
+  'sys.template',
+  'sys.personality',
+  'sys.soft_memory',
+  'mem.socket',
+  'mem.data_dir',
+  'ctx.socket',
+  'ctx.history_limit',
+  'ctx.hard_memory_top_k',
+  'logging.level',
+]);
+
+/** More than the schema's one line, where a key needs it ("section.key" → Markdown). */
+export const KEY_NOTES: Readonly<Record<string, string>> = {
+  'daemon.socket': 'Replaced by `DIR/run/daemon.sock` under `--dir DIR` / `$ZINO_DIR` (as every `socket` key is, with its service name).',
+  'api.base_url':
+    'Empty: rtr answers every `infer` with a `NOT_CONFIGURED` error saying what to set. `"demo"` selects the built-in demo model; the shipped ZINO.toml sets it so that a fresh checkout answers. The contract leaves it unset.',
+  'api.key': 'Prefer the environment (or a systemd `EnvironmentFile=`) to the file. A server on localhost or a loopback address needs none. The contract leaves it unset.',
+  'service.model': 'Empty: rtr asks the endpoint for its models and uses the only one it serves (else `NOT_CONFIGURED`). The contract leaves it unset.',
+  'rtr.max_retries': 'A reply that has started streaming is never retried.',
+  'exc.sandbox': '`"auto"`: in bubblewrap when it is installed and usable, else directly; `"bwrap"`: in bubblewrap, refusing to run code without it; `"none"`: directly.',
+  'mem.data_dir': 'Replaced by `DIR/data/mem` under `--dir DIR` / `$ZINO_DIR`. The format is in [storage.md](storage.md).',
+  'logging.level': 'One of `trace`, `debug`, `info`, `warn`, `error`, `fatal`; Python\'s names (`WARNING`, `CRITICAL`, …) also work.',
+};
+
+const KIND_NAMES: Record<AnyKeySpec['kind'], string> = {
+  boolean: 'boolean',
+  number: 'number',
+  integer: 'integer',
+  string: 'string',
+  path: 'path',
+};
+
+/** The default as it would be written in ZINO.toml. */
+export function tomlLiteral(spec: AnyKeySpec): string {
+  const value = spec.default;
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number') return spec.kind === 'number' && Number.isInteger(value) ? `${value}.0` : String(value);
+  return String(value);
+}
+
+function sizeHint(key: string, value: unknown): string {
+  if (!key.endsWith('_bytes') || typeof value !== 'number' || value < 1024 || value % 1024 !== 0) return '';
+  return value % (1024 * 1024) === 0 ? ` (${value / (1024 * 1024)} MiB)` : ` (${value / 1024} KiB)`;
+}
+
+function allowed(spec: AnyKeySpec): string {
+  switch (spec.kind) {
+    case 'boolean':
+      return '`true`, `false`';
+    case 'path':
+      return 'non-empty; relative to the config file';
+    case 'string':
+      return spec.choices ? spec.choices.map((c) => `\`"${c}"\``).join(', ') : 'any';
+    case 'number':
+    case 'integer': {
+      const whole = spec.kind === 'integer' ? 'integer ' : '';
+      if (spec.min !== undefined && spec.max !== undefined) return `${whole}${spec.min} … ${spec.max}`;
+      if (spec.min !== undefined) return `${whole}≥ ${spec.min}`;
+      if (spec.max !== undefined) return `${whole}≤ ${spec.max}`;
+      return spec.kind === 'integer' ? 'integer' : 'any';
+    }
+  }
+}
+
+function defaultCell(key: string, spec: AnyKeySpec): string {
+  const literal = `\`${tomlLiteral(spec)}\`${sizeHint(key, spec.default)}`;
+  return 'derived' in spec && spec.derived !== undefined ? `${literal}, ${spec.derived}` : literal;
+}
+
+function meaning(id: string, spec: AnyKeySpec): string {
+  const doc = spec.doc.endsWith('.') ? spec.doc : `${spec.doc}.`;
+  const note = KEY_NOTES[id];
+  // Tags and placeholders in code spans, so that Markdown shows them as they are.
+  const text = doc.replace(/<\/?\w+>(?:\/<\/?\w+>)*|%%\w+%%|\bZINO_\w+|\bLLM_API_KEY\b/g, (m) => `\`${m}\``);
+  return (note === undefined ? text : `${text} ${note}`).replace(/\|/g, '\\|');
+}
+
+/** The whole page. */
+export function renderConfigReference(): string {
+  const sections = SCHEMA as unknown as Record<string, Record<string, AnyKeySpec>>;
+  const out: string[] = [
+    '<!-- Generated from src/runtime/config/schema.ts by `npm run docs:config`; do not edit by hand.',
+    '     test/runtime/config-reference.test.ts fails when this file is out of date. -->',
+    '',
+    '# Configuration',
+    '',
+    'Every ZINO process reads one TOML file. [ZINO.toml](../ZINO.toml) at the top of the',
+    'package lists every key below, commented out at its default; uncomment a line to',
+    'change it.',
+    '',
+    '## Which file',
+    '',
+    '1. `--config FILE` on the command line (what the systemd units pass:',
+    '   `/etc/zino/ZINO.toml`);',
+    '2. else `$ZINO_CONFIG`;',
+    '3. else `./ZINO.toml` in the current directory, when it exists;',
+    '4. else no file: every key takes its default.',
+    '',
+    'A file named by `--config` or `$ZINO_CONFIG` must be readable. Relative paths',
+    '(keys of type `path`) are resolved against the directory of the file, or the',
+    'current directory when there is none. An unknown section or key is logged as a',
+    'warning (with a "did you mean" for a near miss) and ignored; a value of the wrong',
+    'type or out of range stops the process with a message naming the file and the key',
+    '(exit status 78, which systemd does not restart on).',
+    '',
+    '`--dir DIR` (else `$ZINO_DIR`) overrides the file for running without root: every',
+    'service socket becomes `DIR/run/<service>.sock` and `[mem] data_dir` becomes',
+    '`DIR/data/mem`. `zino up --dir .zino` (what `npm start` runs) uses it.',
+    '',
+    '## Environment variables',
+    '',
+    '| variable | meaning |',
+    '|---|---|',
+    '| `ZINO_CONFIG` | the config file, when `--config` is not given |',
+    '| `ZINO_DIR` | the runtime directory, when `--dir` is not given (see above) |',
+    '| `LLM_API_KEY` | the API key, when `[api] key` is empty |',
+    '| `ZINO_LOG_LEVEL` | the log level, overriding `[logging] level` |',
+    '',
+    '## Keys',
+    '',
+    'The **origin** column says whether a key is the contract\'s (the ZINO service',
+    'reference: its name and default are stable) or ZINO\'s own addition. Types:',
+    '`integer` and `number` (TOML integer or float), `string`, `boolean`, and `path` (a',
+    'string resolved against the directory of the config file).',
+  ];
+  for (const [section, keys] of Object.entries(sections)) {
+    out.push('', `### \`[${section}]\``, '', '| key | type | default | allowed | origin | meaning |', '|---|---|---|---|---|---|');
+    for (const [key, spec] of Object.entries(keys)) {
+      const id = `${section}.${key}`;
+      const origin = CONTRACT_KEYS.has(id) ? 'contract' : 'ZINO';
+      out.push(`| \`${key}\` | ${KIND_NAMES[spec.kind]} | ${defaultCell(key, spec)} | ${allowed(spec)} | ${origin} | ${meaning(id, spec)} |`);
+    }
+  }
+  out.push('');
+  return out.join('\n');
+}
+
+/** Writes the page under `root` (the package root by default); returns its path. */
+export function writeConfigReference(root = packageRoot()): string {
+  const file = path.join(root, CONFIG_REFERENCE_PATH);
+  writeFileSync(file, renderConfigReference());
+  return file;
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  process.stdout.write(`wrote ${writeConfigReference()}\n`);
+}
