@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 /** Sends bytes, half-closes, and collects frames until the server closes (or 10 s pass). */
-function send(socketPath: string, bytes: Buffer): Promise<{ frames: Frame[]; closed: boolean; protocolError?: string }> {
+function send(socketPath: string, bytes: Buffer): Promise<{ frames: Frame[]; closed: boolean; protocolError?: string | undefined }> {
   return new Promise((resolve) => {
     const socket = net.createConnection({ path: socketPath, allowHalfOpen: true });
     const decoder = new FrameDecoder({ maxFrameBytes: 64 * 1024 * 1024 });

@@ -12,7 +12,7 @@ function rawFrame(body: Buffer): Buffer {
 }
 
 function decodeAll(pieces: Buffer[], maxFrameBytes?: number): Frame[] {
-  const decoder = new FrameDecoder({ maxFrameBytes });
+  const decoder = new FrameDecoder(maxFrameBytes === undefined ? {} : { maxFrameBytes });
   const out: Frame[] = [];
   for (const piece of pieces) out.push(...decoder.pushAndReadAll(piece));
   decoder.end();
