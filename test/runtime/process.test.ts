@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { request } from '../../src/runtime/index.js';
@@ -46,6 +47,29 @@ describe('a service process', () => {
     expect(await reply).toMatchObject({ code: 'SHUTTING_DOWN' });
     expect(exit).toEqual({ code: 0, signal: null });
     expect(existsSync(socketPath)).toBe(false);
+  });
+
+  it('queues a burst of 1,000 connections while it cannot accept, instead of refusing them with EAGAIN', async () => {
+    // Regression: with Node's default backlog of 511, connections beyond it failed at once with EAGAIN
+    // whenever the service was busy. The process is stopped, so only the kernel's accept queue holds them.
+    const socketPath = await startFixture();
+    proc!.child.kill('SIGSTOP');
+    const sockets: net.Socket[] = [];
+    try {
+      const outcomes = await Promise.all(
+        Array.from({ length: 1000 }, () => new Promise<string>((resolve) => {
+          const socket = net.createConnection({ path: socketPath });
+          sockets.push(socket);
+          socket.once('connect', () => resolve('connected'));
+          socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+        })),
+      );
+      expect(outcomes.filter((o) => o !== 'connected')).toEqual([]);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      proc!.child.kill('SIGCONT');
+    }
+    expect(await request(socketPath, { type: 'ping' })).toEqual({ type: 'pong' });
   });
 
   it('runs the reload hook on SIGHUP and keeps serving', async () => {

@@ -77,7 +77,9 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
   });
   server.on('error', (err) => log.error({ err }, 'server error'));
 
-  await listen(server, socketPath);
+  // A burst of up to max_connections clients waits in the accept queue (capped by the
+  // kernel's somaxconn) rather than failing at once with EAGAIN, as it did with Node's 511.
+  await listen(server, socketPath, Math.max(511, maxConnections));
   await chmod(socketPath, SOCKET_MODE);
   const inode = (await lstat(socketPath)).ino;
   log.debug({ socket: socketPath }, 'listening');
@@ -114,7 +116,7 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
 }
 
 /** Binds with a umask that keeps the socket private from the first instant (chmod follows). */
-function listen(server: net.Server, socketPath: string): Promise<void> {
+function listen(server: net.Server, socketPath: string, backlog: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException): void => {
       reject(err.code === 'EADDRINUSE' ? new ZinoError('ADDRESS_IN_USE', `another server is already listening on ${socketPath}`) : err);
@@ -122,7 +124,7 @@ function listen(server: net.Server, socketPath: string): Promise<void> {
     server.once('error', onError);
     const previous = process.umask(0o117);
     try {
-      server.listen(socketPath, () => {
+      server.listen({ path: socketPath, backlog }, () => {
         server.off('error', onError);
         resolve();
       });
