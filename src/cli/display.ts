@@ -32,10 +32,10 @@ export class AnswerDisplay {
   frame(frame: AnswerFrame): void {
     switch (frame.type) {
       case 'chunk':
-        this.text(frame.delta);
+        this.text(str(frame.delta));
         break;
       case 'response':
-        this.text(frame.content);
+        this.text(str(frame.content));
         break;
       case 'tool_call':
         this.activity(describeCall(frame));
@@ -93,13 +93,18 @@ function firstLine(text: string, max = 100): string {
 }
 
 function describeCall(frame: ToolCallEvent): string {
-  if (frame.kind === 'tool') return `[tool] ${frame.name}: ${firstLine(frame.code)}`;
-  if (frame.kind === 'task') return `[task] ${frame.skill}: ${firstLine(frame.request)}`;
-  return `[tool] ${firstLine(frame.error || 'invalid block')}`;
+  if (frame.kind === 'tool') return `[tool] ${str(frame.name)}: ${firstLine(str(frame.code))}`;
+  if (frame.kind === 'task') return `[task] ${str(frame.skill)}: ${firstLine(str(frame.request))}`;
+  return `[tool] ${firstLine(str(frame.error) || 'invalid block')}`;
 }
 
 function describeResult(frame: ToolResultEvent): string {
   const code = frame.exit_code;
-  const status = code === 0 ? 'ok' : code === -1 ? 'not run' : `exit ${code}`;
-  return `[tool] ${status}: ${firstLine(String(frame.output ?? ''))}`;
+  const status = code === 0 ? 'ok' : code === -1 ? 'not run' : `exit ${String(code)}`;
+  return `[tool] ${status}: ${firstLine(str(frame.output))}`;
+}
+
+/** A field of a frame from the daemon as text: frames are another process's data, whatever their type says. */
+function str(value: unknown): string {
+  return typeof value === 'string' ? value : '';
 }

@@ -76,7 +76,7 @@ export class ZinoClient {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const sampling = { temperature: this.config.agent.temperature, top_p: this.config.agent.top_p };
     // No default bound on the daemon: an answer takes as long as the model and its tools do.
-    this.daemon = this.endpoint('daemon', DAEMON, { name: 'the daemon', timeoutMs: undefined });
+    this.daemon = this.endpoint('daemon', DAEMON, { timeoutMs: undefined });
     this.mem = new MemClient(this.endpoint('mem', MEM));
     this.sys = new SysClient(this.endpoint('sys', SYS));
     this.ctx = new CtxClient(this.endpoint('ctx', CTX));

@@ -26,6 +26,7 @@ export {
 export {
   ERROR_CODES,
   Endpoint,
+  type EndpointCallOptions,
   FrameDecoder,
   RemoteError,
   SERVICE_NAMES,

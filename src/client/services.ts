@@ -206,9 +206,9 @@ export class AgrClient {
     private readonly defaults: SamplingDefaults,
   ) {}
 
-  /** Runs the loop; resolves with the collected answer. */
-  run(messages: ChatMessage[], options: RunOptions = {}): Promise<RunResult | RunDone> {
-    return this.endpoint.request('run', this.body(messages, false, options), call(options));
+  /** Runs the loop; resolves with the collected answer (events are for {@link runStream}). */
+  run(messages: ChatMessage[], options: Omit<RunOptions, 'events'> = {}): Promise<RunResult | RunDone> {
+    return this.endpoint.request('run', this.body(messages, false, { ...options, events: false }), call(options));
   }
 
   /** Runs the loop, streaming: `chunk` frames (and events when asked), then `done`. */

@@ -64,5 +64,5 @@ export type AgrEvent = IterationEvent | ToolCallEvent | ToolResultEvent | UsageE
 
 /** zino-agr's messages. */
 export const AGR = {
-  run: message<RunRequest, RunResult | RunDone, ChunkFrame | AgrEvent>('run', ['result', 'done']),
+  run: message<RunRequest, RunResult | RunDone, ChunkFrame | AgrEvent>('run', { result: true, done: true }),
 } as const;

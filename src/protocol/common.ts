@@ -14,5 +14,5 @@ export interface PongReply {
 
 /** The messages every service answers (the runtime's server handles them itself). */
 export const COMMON = {
-  ping: message<PingRequest, PongReply>('ping', ['pong']),
+  ping: message<PingRequest, PongReply>('ping', { pong: true }),
 } as const;

@@ -26,5 +26,5 @@ export interface ContextReply {
 
 /** zino-ctx's messages. */
 export const CTX = {
-  build: message<BuildRequest, ContextReply>('build', ['context']),
+  build: message<BuildRequest, ContextReply>('build', { context: true }),
 } as const;

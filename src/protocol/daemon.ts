@@ -61,6 +61,6 @@ export interface StatusRequest {
  * `done`, or answers one `response`.
  */
 export const DAEMON = {
-  ask: message<AskRequest, DoneFrame | ResponseFrame, ChunkFrame | AgrEvent>(null, ['done', 'response']),
-  status: message<StatusRequest, StatusReply>('status', ['status']),
+  ask: message<AskRequest, DoneFrame | ResponseFrame, ChunkFrame | AgrEvent>(null, { done: true, response: true }),
+  status: message<StatusRequest, StatusReply>('status', { status: true }),
 } as const;

@@ -74,7 +74,7 @@ export interface ExcCapabilitiesRequest {
 
 /** zino-exc's messages. */
 export const EXC = {
-  execute: message<ExecuteRequest, ExecuteResult>('execute', ['result']),
-  validate: message<ValidateRequest, ValidationReply>('validate', ['validation']),
-  capabilities: message<ExcCapabilitiesRequest, ExcCapabilities>('capabilities', ['capabilities']),
+  execute: message<ExecuteRequest, ExecuteResult>('execute', { result: true }),
+  validate: message<ValidateRequest, ValidationReply>('validate', { validation: true }),
+  capabilities: message<ExcCapabilitiesRequest, ExcCapabilities>('capabilities', { capabilities: true }),
 } as const;

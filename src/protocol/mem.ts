@@ -127,11 +127,11 @@ export interface OkReply {
 
 /** zino-mem's messages. */
 export const MEM = {
-  get_history: message<GetHistoryRequest, HistoryReply>('get_history', ['history']),
-  append_history: message<AppendHistoryRequest, OkReply>('append_history', ['ok']),
-  clear_history: message<ClearHistoryRequest, OkReply>('clear_history', ['ok']),
-  search_hard: message<SearchHardRequest, HardMemoriesReply>('search_hard', ['hard_memories']),
-  store_hard: message<StoreHardRequest, StoreHardReply>('store_hard', ['ok']),
-  get_soft: message<GetSoftRequest, SoftMemoryReply>('get_soft', ['soft_memory']),
-  set_soft: message<SetSoftRequest, OkReply>('set_soft', ['ok']),
+  get_history: message<GetHistoryRequest, HistoryReply>('get_history', { history: true }),
+  append_history: message<AppendHistoryRequest, OkReply>('append_history', { ok: true }),
+  clear_history: message<ClearHistoryRequest, OkReply>('clear_history', { ok: true }),
+  search_hard: message<SearchHardRequest, HardMemoriesReply>('search_hard', { hard_memories: true }),
+  store_hard: message<StoreHardRequest, StoreHardReply>('store_hard', { ok: true }),
+  get_soft: message<GetSoftRequest, SoftMemoryReply>('get_soft', { soft_memory: true }),
+  set_soft: message<SetSoftRequest, OkReply>('set_soft', { ok: true }),
 } as const;

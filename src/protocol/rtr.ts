@@ -27,10 +27,10 @@ export interface RtrCapabilities {
   type: 'capabilities';
   streaming: boolean;
   model: string;
-  /** ZINO extra: "openai" (any compatible API), "demo", or "none" (not configured). */
-  backend: 'openai' | 'demo' | 'none';
-  /** ZINO extra: false when infer would answer NOT_CONFIGURED. */
-  configured: boolean;
+  /** ZINO extra (absent from a contract rtr): "openai" (any compatible API), "demo", or "none" (not configured). */
+  backend?: 'openai' | 'demo' | 'none';
+  /** ZINO extra (absent from a contract rtr): false when infer would answer NOT_CONFIGURED. */
+  configured?: boolean;
 }
 
 /** A streamed piece of the reply. */
@@ -61,6 +61,7 @@ export interface RtrCapabilitiesRequest {
 
 /** zino-rtr's messages. */
 export const RTR = {
-  capabilities: message<RtrCapabilitiesRequest, RtrCapabilities>('capabilities', ['capabilities']),
-  infer: message<InferRequest, DoneFrame | ResponseFrame, ChunkFrame>('infer', ['done', 'response']),
+  // The contract's reply has no `type`; ZINO's rtr sends one.
+  capabilities: message<RtrCapabilitiesRequest, RtrCapabilities>('capabilities', { capabilities: true }, { untypedReply: true }),
+  infer: message<InferRequest, DoneFrame | ResponseFrame, ChunkFrame>('infer', { done: true, response: true }),
 } as const;

@@ -28,7 +28,7 @@ export interface SystemPromptReply {
 
 /** zino-sys's messages. */
 export const SYS = {
-  get: message<GetRequest, SystemPromptReply>('get', ['system_prompt']),
-  reload: message<ReloadRequest, SystemPromptReply>('reload', ['system_prompt']),
-  set_soft_memory: message<SetSoftMemoryRequest, SystemPromptReply>('set_soft_memory', ['system_prompt']),
+  get: message<GetRequest, SystemPromptReply>('get', { system_prompt: true }),
+  reload: message<ReloadRequest, SystemPromptReply>('reload', { system_prompt: true }),
+  set_soft_memory: message<SetSoftMemoryRequest, SystemPromptReply>('set_soft_memory', { system_prompt: true }),
 } as const;

@@ -19,17 +19,27 @@ export interface Message<Req, Reply extends OutgoingFrame, Progress extends Outg
   /** The wire `type` of the request, or `null` for a request without one (the daemon's ask). */
   readonly type: string | null;
   /** The `type`s of the terminal reply; an `error` frame is always possible too. */
-  readonly replies: readonly Reply['type'][];
+  readonly replies: readonly string[];
+  /**
+   * The reply may come without a `type` (the contract's rtr `capabilities` reply has
+   * none); such a frame is taken as the reply and given `replies[0]` as its type.
+   */
+  readonly untypedReply: boolean;
   /** Phantom member carrying the types; never set at run time. */
   readonly types?: { request: Req; reply: Reply; progress: Progress };
 }
 
-/** Declares a message. `replies` lists the `type`s its terminal reply may have. */
+/**
+ * Declares a message. `replies` names every `type` its terminal reply may have, each
+ * as a key (`{ done: true, response: true }`): a reply type of the union left out of it
+ * does not compile.
+ */
 export function message<Req, Reply extends OutgoingFrame, Progress extends OutgoingFrame = never>(
   type: string | null,
-  replies: readonly Reply['type'][],
+  replies: { readonly [T in Reply['type']]: true },
+  options: { untypedReply?: boolean } = {},
 ): Message<Req, Reply, Progress> {
-  return { type, replies };
+  return { type, replies: Object.keys(replies), untypedReply: options.untypedReply ?? false };
 }
 
 /** The messages of one service, by name. */
@@ -94,5 +104,5 @@ function route<P extends Protocol>(protocol: P, handlers: HandlersOf<P>): BoundH
 
 /** True when `frame` is one of `msg`'s terminal replies (or an error frame). */
 export function isTerminalOf(msg: AnyMessage, frame: Frame): boolean {
-  return frame.type === 'error' || (typeof frame.type === 'string' && (msg.replies as readonly string[]).includes(frame.type));
+  return frame.type === 'error' || (typeof frame.type === 'string' && msg.replies.includes(frame.type));
 }

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { AnswerDisplay } from '../../src/cli/display.js';
+import { AnswerDisplay, type AnswerFrame } from '../../src/cli/display.js';
 
 function sink(): { stream: Writable; text: () => string } {
   let text = '';
@@ -53,5 +53,18 @@ describe('AnswerDisplay', () => {
     display.finish();
     expect(out.text()).toBe('');
     expect(err.text()).toBe('[tool] execute_bash: uptime …\n[tool] ok:  10:00 up 3 days\n[tool] exit 2: \n');
+  });
+
+  it('shows frames with missing fields without "undefined" and without throwing', () => {
+    // Regression: frames are another process's data; a chunk without delta printed "undefined".
+    const out = sink();
+    const err = sink();
+    const display = new AnswerDisplay({ out: out.stream, err: err.stream }, false);
+    display.frame(JSON.parse('{"type":"chunk"}') as AnswerFrame);
+    display.frame({ type: 'chunk', delta: 'ok' });
+    display.frame(JSON.parse('{"type":"tool_call","kind":"tool","name":"x"}') as AnswerFrame);
+    display.finish();
+    expect(out.text()).toBe('ok\n');
+    expect(err.text()).toBe('[tool] x: \n');
   });
 });

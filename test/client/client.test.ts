@@ -165,7 +165,7 @@ describe('ZinoClient: errors', () => {
     const nowhere = new ZinoClient({ dir: path.join(dir, 'nowhere') });
     const err: unknown = await nowhere.ask('anyone?').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ZinoError);
-    expect(err).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', detail: { phase: 'connect', errno: 'ENOENT', service: 'the daemon' } });
+    expect(err).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', detail: { phase: 'connect', errno: 'ENOENT', service: 'daemon' } });
   });
 });
 

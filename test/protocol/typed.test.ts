@@ -4,14 +4,18 @@
  * a field the message does not have, or a wrong request body does not compile
  * (`tsc -p tsconfig.test.json` fails if any of them does compile).
  */
-import { describe, expect, it } from 'vitest';
+import net from 'node:net';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   ERROR_CODES,
   Endpoint,
   RemoteError,
   ZinoError,
   bindHandlers,
+  encodeFrame,
   errorFrame,
+  message,
   isErrorCode,
   requireString,
   type HandlersOf,
@@ -20,6 +24,23 @@ import {
 import { AGR } from '../../src/protocol/agr.js';
 import { DAEMON } from '../../src/protocol/daemon.js';
 import { MEM } from '../../src/protocol/mem.js';
+import { RTR } from '../../src/protocol/rtr.js';
+import { tempDir } from '../helpers/util.js';
+
+/** A peer that answers any request with `frames`, written as they are (no framing checks of ours). */
+async function fakePeer(frames: object[]): Promise<{ socket: string; close: () => void }> {
+  const { dir, cleanup } = tempDir('ztyped');
+  const socket = path.join(dir, 'peer.sock');
+  const server = net.createServer((conn) => {
+    conn.once('data', () => conn.end(Buffer.concat(frames.map((f) => encodeFrame(f)))));
+  });
+  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  return { socket, close: () => server.close(() => cleanup()) };
+}
+const peers: (() => void)[] = [];
+afterEach(() => {
+  for (const close of peers.splice(0)) close();
+});
 
 describe('typed handlers', () => {
   it('reject at compile time a reply, a progress frame or a field their message does not have', () => {
@@ -43,6 +64,17 @@ describe('typed handlers', () => {
       return { type: 'ok' };
     };
     expect([good, wrongType, missingField, wrongField, progress, readsUndeclared]).toHaveLength(6);
+  });
+
+  it('reject at compile time a message table that leaves out a reply type', () => {
+    interface Ask { type: 'q' }
+    interface A { type: 'a' }
+    interface B { type: 'b' }
+    const complete = message<Ask, A | B>('q', { a: true, b: true });
+    // @ts-expect-error the reply "b" is missing from the table
+    const incomplete = message<Ask, A | B>('q', { a: true });
+    expect(complete.replies).toEqual(['a', 'b']);
+    expect(incomplete.replies).toEqual(['a']);
   });
 
   it('route every message by its wire type, and the daemon\'s ask as the untyped request', () => {
@@ -78,6 +110,26 @@ describe('typed calls', () => {
   it('reject with UPSTREAM_UNAVAILABLE, phase connect and the errno when nothing listens', async () => {
     const mem = new Endpoint(MEM, '/nonexistent/mem.sock', { name: 'mem' });
     await expect(mem.request('get_soft', {})).rejects.toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', detail: { phase: 'connect', errno: 'ENOENT', service: 'mem' } });
+  });
+});
+
+describe('replies from peers that are not ZINO', () => {
+  it('take a contract rtr\'s capabilities reply, which has no type', async () => {
+    const peer = await fakePeer([{ streaming: true, model: 'contract-model' }]);
+    peers.push(peer.close);
+    const rtr = new Endpoint(RTR, peer.socket);
+    expect(await rtr.request('capabilities', {})).toEqual({ type: 'capabilities', streaming: true, model: 'contract-model' });
+  });
+
+  it('skip a progress frame without a type, and make a malformed error frame well-formed', async () => {
+    const peer = await fakePeer([{ type: 'chunk', delta: 'a' }, { note: 'no type' }, { type: 'error', message: 42, code: 'MADE_UP', detail: 'x' }]);
+    peers.push(peer.close);
+    const frames: unknown[] = [];
+    for await (const frame of new Endpoint(RTR, peer.socket).stream('infer', { messages: [], temperature: 0, top_p: 1, stream: true })) frames.push(frame);
+    expect(frames).toEqual([
+      { type: 'chunk', delta: 'a' },
+      { type: 'error', message: 'remote error', code: 'UPSTREAM_ERROR' },
+    ]);
   });
 });
 

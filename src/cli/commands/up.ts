@@ -57,7 +57,7 @@ async function banner(client: ZinoClient, options: ConfigOptions): Promise<strin
   let llm = 'unknown (rtr did not answer)';
   try {
     const caps = await client.rtr.capabilities({ timeoutMs: 2000 });
-    if (!caps.configured) llm = 'NOT CONFIGURED: set [api] base_url in ZINO.toml (see the rtr log)';
+    if (caps.configured === false) llm = 'NOT CONFIGURED: set [api] base_url in ZINO.toml (see the rtr log)';
     else if (caps.backend === 'demo') llm = 'the built-in demo model (set [api] base_url in ZINO.toml for a real one)';
     else llm = caps.model || 'auto-detected model';
   } catch {

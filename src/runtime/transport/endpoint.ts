@@ -7,13 +7,13 @@
  * the frame limit and the connect bound reach every hop.
  */
 import type { ResolvedConfig, ServiceName } from '../config/schema.js';
-import { RemoteError, ZinoError, type ErrorFrame } from '../errors.js';
+import { RemoteError, ZinoError, errorFrame, type ErrorFrame } from '../errors.js';
 import type { Frame } from '../frame/codec.js';
 import { isTerminalOf, type AnyMessage, type BodyOf, type ProgressOf, type Protocol, type ReplyOf } from '../typed.js';
 import { stream, type ClientOptions, type StreamOptions } from './client.js';
 
-/** Per-call options: those of {@link stream} except what the message decides. */
-export type CallOptions = Omit<StreamOptions, 'isTerminal'>;
+/** Per-call options of an {@link Endpoint}: those of {@link stream} except what the message decides. */
+export type EndpointCallOptions = Omit<StreamOptions, 'isTerminal'>;
 
 /**
  * The options every call to `service` starts from: its name for messages, the
@@ -39,12 +39,18 @@ export class Endpoint<P extends Protocol> {
 
   /**
    * Sends message `name` and yields every frame up to and including the terminal
-   * one: progress frames, then the reply or an error frame (yielded, not thrown).
+   * one: progress frames, then the reply or an error frame (yielded, not thrown; a
+   * malformed one is made well-formed, see {@link normalisedError}). A non-terminal
+   * frame without a `type` means nothing to anyone and is skipped.
    */
-  async *stream<K extends keyof P & string>(name: K, body: BodyOf<P[K]>, options: CallOptions = {}): AsyncGenerator<ProgressOf<P[K]> | ReplyOf<P[K]> | ErrorFrame, void, undefined> {
+  async *stream<K extends keyof P & string>(name: K, body: BodyOf<P[K]>, options: EndpointCallOptions = {}): AsyncGenerator<ProgressOf<P[K]> | ReplyOf<P[K]> | ErrorFrame, void, undefined> {
     const msg = this.message(name);
-    const frames = stream(this.socket, this.frameOf(name, body), { ...this.defaults, ...options, isTerminal: (f) => isTerminalOf(msg, f) });
-    for await (const frame of frames) yield this.checked(name, frame);
+    const isTerminal = (f: Frame): boolean => isTerminalOf(msg, f) || (msg.untypedReply && f.type === undefined);
+    for await (const frame of stream(this.socket, this.frameOf(name, body), { ...this.defaults, ...options, isTerminal })) {
+      if (frame.type === 'error') yield normalisedError(frame);
+      else if (isTerminal(frame)) yield this.reply(name, frame);
+      else if (typeof frame.type === 'string') yield frame as ProgressOf<P[K]>;
+    }
   }
 
   /**
@@ -53,15 +59,23 @@ export class Endpoint<P extends Protocol> {
    * message does not declare as its reply rejects with UPSTREAM_ERROR. Use it for
    * messages that answer with one frame (a streamed message asked not to stream).
    */
-  async request<K extends keyof P & string>(name: K, body: BodyOf<P[K]>, options: CallOptions = {}): Promise<ReplyOf<P[K]>> {
+  async request<K extends keyof P & string>(name: K, body: BodyOf<P[K]>, options: EndpointCallOptions = {}): Promise<ReplyOf<P[K]>> {
     const msg = this.message(name);
     for await (const frame of stream(this.socket, this.frameOf(name, body), { ...this.defaults, ...options, isTerminal: () => true })) {
       if (frame.type === 'error') throw new RemoteError(frame);
-      if (typeof frame.type === 'string' && (msg.replies as readonly string[]).includes(frame.type)) return frame as ReplyOf<P[K]>;
-      throw new ZinoError('UPSTREAM_ERROR', `${this.label} answered ${name} with a frame of type ${JSON.stringify(frame.type)}`, { detail: { phase: 'receive', service: this.label } });
+      if (isTerminalOf(msg, frame) || (msg.untypedReply && frame.type === undefined)) return this.reply(name, frame);
+      throw new ZinoError('UPSTREAM_ERROR', `${this.label} answered ${name} with a frame of type ${JSON.stringify(frame.type)}`, {
+        detail: { phase: 'receive', service: this.label },
+      });
     }
     // stream() always ends with a terminal frame or throws.
     throw new ZinoError('CONNECTION_CLOSED', `${this.label} sent no reply to ${name}`);
+  }
+
+  /** A terminal reply as its declared type; one that came without `type` (allowed by the message) gets it. */
+  private reply<K extends keyof P & string>(name: K, frame: Frame): ReplyOf<P[K]> {
+    const msg = this.message(name);
+    return (frame.type === undefined ? { ...frame, type: msg.replies[0] } : frame) as ReplyOf<P[K]>;
   }
 
   private get label(): string {
@@ -78,10 +92,12 @@ export class Endpoint<P extends Protocol> {
     const { type } = this.message(name);
     return type === null ? { ...body } : { ...body, type };
   }
+}
 
-  /** The frame as its declared type, after checking that its `type` is a string. */
-  private checked<K extends keyof P & string>(name: K, frame: Frame): ProgressOf<P[K]> | ReplyOf<P[K]> | ErrorFrame {
-    if (typeof frame.type !== 'string') throw new ZinoError('UPSTREAM_ERROR', `${this.label} answered ${name} with a frame without a "type"`);
-    return frame as ProgressOf<P[K]> | ReplyOf<P[K]> | ErrorFrame;
-  }
+/**
+ * An error frame as it arrived, made well-formed: a string `message`, a known `code`
+ * (UPSTREAM_ERROR otherwise) and only well-typed `detail`, whatever the peer sent.
+ */
+export function normalisedError(frame: Frame): ErrorFrame {
+  return errorFrame(new RemoteError(frame));
 }

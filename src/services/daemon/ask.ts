@@ -62,8 +62,10 @@ export async function ask(
     for await (const frame of dispatch(config, { messages: prompt.messages, stream: streamed, events }, ctx, agrConnection)) {
       if (frame.type === 'chunk') {
         firstChunkMs ??= performance.now() - started;
-        text += frame.delta;
-        await ctx.send({ type: 'chunk', delta: frame.delta });
+        // Checked: agr's frames are another process's data.
+        const delta = typeof frame.delta === 'string' ? frame.delta : '';
+        text += delta;
+        await ctx.send({ type: 'chunk', delta });
       } else if (frame.type === 'done' || frame.type === 'response' || frame.type === 'error') {
         terminal = frame;
         break;

@@ -15,6 +15,9 @@ import { MEM } from '../../protocol/mem.js';
 import { SYS, type SystemPromptReply } from '../../protocol/sys.js';
 import { renderPrompt } from './render.js';
 
+/** Bound on asking mem for the soft memory, in ms. */
+const SOFT_MEMORY_TIMEOUT_MS = 1000;
+
 /** The prompt and what it was rendered from. */
 class SystemPrompt {
   private catalog: Catalog = { tools: [], skills: [], problems: [] };
@@ -28,7 +31,8 @@ class SystemPrompt {
     private readonly log: Logger,
   ) {
     this.softMemory = config.sys.soft_memory;
-    this.mem = new Endpoint(MEM, config.mem.socket, clientOptions(config, 'mem', { timeoutMs: config.daemon.dependency_timeout_ms }));
+    // 1 s: sys asks at start, before it listens, and every second while mem is not up yet.
+    this.mem = new Endpoint(MEM, config.mem.socket, clientOptions(config, 'mem', { timeoutMs: SOFT_MEMORY_TIMEOUT_MS }));
   }
 
   get content(): string {
