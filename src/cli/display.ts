@@ -3,7 +3,7 @@
  * `<tool_call>`/`<task>` blocks and their responses, and tool activity on stderr,
  * from the event frames. `--raw` shows the text exactly as produced.
  */
-import type { Frame } from '../runtime/index.js';
+import { textOf, type Frame } from '../runtime/index.js';
 import { ALL_TAGS, StreamParser } from '../protocol/stream-parser.js';
 
 /** Where the display writes. */
@@ -28,10 +28,10 @@ export class AnswerDisplay {
   frame(frame: Frame): void {
     switch (frame.type) {
       case 'chunk':
-        this.text(String(frame.delta ?? ''));
+        this.text(textOf(frame.delta ?? ''));
         break;
       case 'response':
-        this.text(String(frame.content ?? ''));
+        this.text(textOf(frame.content ?? ''));
         break;
       case 'tool_call':
         this.activity(describeCall(frame));
@@ -87,13 +87,13 @@ function firstLine(text: string, max = 100): string {
 }
 
 function describeCall(frame: Frame): string {
-  if (frame.kind === 'tool') return `[tool] ${String(frame.name)}: ${firstLine(String(frame.code ?? ''))}`;
-  if (frame.kind === 'task') return `[task] ${String(frame.skill)}: ${firstLine(String(frame.request ?? ''))}`;
-  return `[tool] ${firstLine(String(frame.error ?? 'invalid block'))}`;
+  if (frame.kind === 'tool') return `[tool] ${String(frame.name)}: ${firstLine(textOf(frame.code ?? ''))}`;
+  if (frame.kind === 'task') return `[task] ${String(frame.skill)}: ${firstLine(textOf(frame.request ?? ''))}`;
+  return `[tool] ${firstLine(textOf(frame.error ?? 'invalid block'))}`;
 }
 
 function describeResult(frame: Frame): string {
   const code = Number(frame.exit_code);
   const status = code === 0 ? 'ok' : code === -1 ? 'not run' : `exit ${code}`;
-  return `[tool] ${status}: ${firstLine(String(frame.output ?? ''))}`;
+  return `[tool] ${status}: ${firstLine(textOf(frame.output ?? ''))}`;
 }

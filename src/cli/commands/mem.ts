@@ -2,7 +2,7 @@
  * `zino mem history|clear|soft|remember|search`: administering memory by talking
  * to mem directly (and to sys for the soft memory in the prompt).
  */
-import { request, type ChatMessage, type Frame, type ResolvedConfig } from '../../runtime/index.js';
+import { request, textOf, type ChatMessage, type Frame, type ResolvedConfig } from '../../runtime/index.js';
 import { cliConfig, fail, type ConfigOptions } from '../config.js';
 import { EXIT } from '../exit.js';
 
@@ -37,7 +37,7 @@ export async function memSoft(words: string[], options: ConfigOptions & { clear?
   const config = cliConfig(options);
   if (words.length === 0 && !options.clear) {
     const reply = await mem(config, { type: 'get_soft' });
-    process.stdout.write(`${String(reply.content ?? '')}\n`);
+    process.stdout.write(`${textOf(reply.content ?? '')}\n`);
     return;
   }
   const content = options.clear ? '' : words.join(' ');

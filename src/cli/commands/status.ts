@@ -2,7 +2,7 @@
  * `zino status`: asks the daemon for every service's state; when the daemon
  * itself is down, pings each service directly. Exit 0 when all seven answer.
  */
-import { SERVICE_NAMES, ping, request, type Frame } from '../../runtime/index.js';
+import { SERVICE_NAMES, ping, request, textOf, type Frame } from '../../runtime/index.js';
 import type { ServiceStatus } from '../../protocol/daemon.js';
 import { VERSION } from '../../version.js';
 import { cliConfig, type ConfigOptions } from '../config.js';
@@ -44,8 +44,8 @@ function render(reply: Frame, services: Record<string, ServiceStatus>): string {
   }
   const rtr = reply.rtr as Frame | undefined;
   if (rtr) {
-    const model = String(rtr.model || '(not set)');
-    const backend = rtr.configured === false ? 'NOT CONFIGURED (see the rtr log)' : `${String(rtr.backend ?? 'openai')} backend`;
+    const model = textOf(rtr.model || '(not set)');
+    const backend = rtr.configured === false ? 'NOT CONFIGURED (see the rtr log)' : `${textOf(rtr.backend ?? 'openai')} backend`;
     lines.push('', `  LLM: model ${model}, ${backend}, streaming ${rtr.streaming ? 'on' : 'off'}`);
   }
   return `${lines.join('\n')}\n`;

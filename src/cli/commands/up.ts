@@ -2,7 +2,7 @@
  * `zino up`: runs the whole suite in the foreground for development: the seven
  * services as children, restarted when they crash, all stopped on Ctrl-C/SIGTERM.
  */
-import { SERVICE_NAMES, isListening, request, type Frame, type ServiceName } from '../../runtime/index.js';
+import { SERVICE_NAMES, isListening, request, textOf, type Frame, type ServiceName } from '../../runtime/index.js';
 import { cliConfig, fail, type ConfigOptions } from '../config.js';
 import { EXIT } from '../exit.js';
 import { formatLogLine } from '../up/log-line.js';
@@ -58,7 +58,7 @@ async function banner(daemonSocket: string, rtrSocket: string, options: ConfigOp
     const caps: Frame = await request(rtrSocket, { type: 'capabilities' }, { timeoutMs: 2000 });
     if (caps.configured === false) llm = 'NOT CONFIGURED: set [api] base_url in ZINO.toml (see the rtr log)';
     else if (caps.backend === 'demo') llm = 'the built-in demo model (set [api] base_url in ZINO.toml for a real one)';
-    else llm = `${String(caps.model || 'auto-detected model')}`;
+    else llm = textOf(caps.model || 'auto-detected model');
   } catch {
     // keep "unknown"
   }

@@ -85,7 +85,7 @@ export async function runLoop(deps: LoopDeps, params: LoopParams, ctx: HandlerCo
         reply += event.block.raw;
         if (params.stream) await sink.chunk(event.block.raw);
         const action = interpretBlock(event.block, deps.catalog, deps.maxBlockBytes);
-        if (params.events) await sink.event(callEvent(action) as unknown as Frame);
+        if (params.events) await sink.event(callEvent(action));
         ctx.log.info({ iteration: n, kind: action.kind, target: targetOf(action) }, 'block received');
         const outcome = await runAction(action, actionDeps);
         await flushEvents();

@@ -16,6 +16,7 @@ import {
   optionalString,
   request,
   requireString,
+  textOf,
   type Frame,
   type HandlerContext,
   type ResolvedConfig,
@@ -54,7 +55,7 @@ export async function ask(config: Readonly<ResolvedConfig>, lock: ChannelLock, r
     for await (const frame of dispatch(config, { messages: prompt.messages, stream: streamed, events }, ctx, agrConnection)) {
       if (frame.type === 'chunk') {
         firstChunkMs ??= performance.now() - started;
-        text += String(frame.delta ?? '');
+        text += textOf(frame.delta ?? '');
         await ctx.send({ type: 'chunk', delta: frame.delta });
       } else if (frame.type === 'done' || frame.type === 'response' || frame.type === 'error') {
         terminal = frame;
@@ -65,7 +66,7 @@ export async function ask(config: Readonly<ResolvedConfig>, lock: ChannelLock, r
     }
     if (!terminal) throw new ZinoError('CONNECTION_CLOSED', 'no answer came back');
     if (terminal.type === 'error') return terminal;
-    const answer = terminal.type === 'done' ? String(terminal.full_text ?? text) : String(terminal.content ?? '');
+    const answer = terminal.type === 'done' ? textOf(terminal.full_text ?? text) : textOf(terminal.content ?? '');
     if (channelId !== undefined) await store(config, channelId, message, answer, ctx);
     ctx.log.info(
       { channel: channelId, via: terminal.via, iterations: terminal.iterations, chars: answer.length, ttftMs: round(firstChunkMs), durationMs: round(performance.now() - started), degraded: prompt.missing },
@@ -73,6 +74,7 @@ export async function ask(config: Readonly<ResolvedConfig>, lock: ChannelLock, r
     );
     return terminal;
   } finally {
+    // Both outcomes are handled; a failed connect has nothing to close.
     if (!handedOver) void agrConnection.then((socket) => socket.destroy(), () => undefined);
     release?.();
   }
