@@ -57,7 +57,7 @@ export interface Layout {
   /** True when `root` is `/`: commands (systemctl, systemd-sysusers…) may run. */
   readonly live: boolean;
   /** Maps a target-system path into the root. */
-  at(targetPath: string): string;
+  readonly at: (targetPath: string) => string;
 }
 
 /**

@@ -14,6 +14,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from './log.js';
 import { parseMessages, type ChatMessage } from './messages.js';
+import { textOf } from './validate.js';
 
 /** A tool the model can call: one executor of exc. */
 export interface ToolDef {
@@ -123,7 +124,7 @@ export function parseTool(data: unknown, file: string, problems: string[]): Tool
   const executor = meta.executor;
   if (typeof executor !== 'string' || !NAME.test(executor)) return skip(problems, file, 'meta.executor must be a name of letters, digits, _ . + -');
   const name = `execute_${executor}`;
-  if (fn.name !== undefined && fn.name !== name) problems.push(`${file}: name "${String(fn.name)}" ignored; tool functions are named ${name}`);
+  if (fn.name !== undefined && fn.name !== name) problems.push(`${file}: name "${textOf(fn.name)}" ignored; tool functions are named ${name}`);
   const command = meta.command === undefined ? [executor] : argv(meta.command);
   if (!command) return skip(problems, file, 'meta.command must be a command string or a list of strings');
   const ext = meta.file_extension ?? '';

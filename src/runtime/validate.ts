@@ -80,5 +80,12 @@ export function kindOf(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
   if (typeof value === 'string') return 'a string';
-  return `${typeof value} ${String(value)}`;
+  return `${typeof value} ${textOf(value)}`;
+}
+
+/** A wire value as text: a string as it is, an object or array as JSON, anything else through String(). */
+export function textOf(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object' && value !== null) return JSON.stringify(value);
+  return String(value);
 }

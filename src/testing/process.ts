@@ -77,6 +77,7 @@ export function startProcess(script: string, args: string[], options: { env?: No
 export async function waitForPing(socketPath: string, options: { timeoutMs?: number; proc?: RunningProcess } = {}): Promise<void> {
   const deadline = Date.now() + (options.timeoutMs ?? 15_000);
   let exited = false;
+  // exited only ever resolves.
   void options.proc?.exited.then(() => (exited = true));
   for (;;) {
     if (exited) {

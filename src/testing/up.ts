@@ -13,6 +13,7 @@ export async function startSuite(configFile: string, options: { env?: NodeJS.Pro
   const proc = startProcess(CLI_PATH, ['up', '--config', configFile], { env: { ...process.env, ...options.env } });
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   let exited = false;
+  // exited only ever resolves.
   void proc.exited.then(() => (exited = true));
   while (!proc.stdout().includes('ZINO is up')) {
     if (exited || Date.now() > deadline) {

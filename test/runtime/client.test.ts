@@ -17,14 +17,15 @@ afterEach(async () => {
 });
 
 /** A raw server that reads one request frame and then does whatever `onRequest` says. */
-async function rawServer(onRequest: (socket: net.Socket, request: Frame) => void): Promise<string> {
+async function rawServer(onRequest: (socket: net.Socket, request: Frame) => unknown): Promise<string> {
   const socketPath = path.join(dir, `raw-${closers.length}.sock`);
   const server = net.createServer((socket) => {
     const decoder = new FrameDecoder();
     socket.on('error', () => undefined);
     socket.on('data', (chunk: Buffer) => {
       const [frame] = decoder.pushAndReadAll(chunk);
-      if (frame) onRequest(socket, frame);
+      // A handler that fails drops the connection, so the client under test sees it.
+      if (frame) Promise.resolve(onRequest(socket, frame)).catch(() => socket.destroy());
     });
   });
   await new Promise<void>((r) => server.listen(socketPath, r));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidRequestError, chatMessages, forChatApi, isChatMessage, optionalBoolean, optionalInteger, optionalNumber, optionalString, parseMessages, requireNumber, requireString } from '../../src/runtime/index.js';
+import { InvalidRequestError, chatMessages, forChatApi, isChatMessage, optionalBoolean, optionalInteger, optionalNumber, optionalString, parseMessages, requireNumber, requireString, textOf } from '../../src/runtime/index.js';
 
 function message(fn: () => unknown): string {
   try {
@@ -31,6 +31,16 @@ describe('field readers', () => {
     expect(message(() => optionalInteger({ top_k: 0 }, 'top_k', { min: 1 }))).toBe('field "top_k" must be at least 1, got 0');
     expect(message(() => requireNumber({ t: Number.NaN }, 't'))).toBe('field "t" must be a number, got number NaN');
     expect(message(() => requireNumber({ t: 3 }, 't', { max: 2 }))).toBe('field "t" must be at most 2, got 3');
+  });
+
+  it('print a wire value as text: strings as they are, objects as JSON, never [object Object]', () => {
+    expect(textOf('a "b"')).toBe('a "b"');
+    expect(textOf({ a: [1] })).toBe('{"a":[1]}');
+    expect(textOf([1, 'x'])).toBe('[1,"x"]');
+    expect(textOf(1.5)).toBe('1.5');
+    expect(textOf(false)).toBe('false');
+    expect(textOf(null)).toBe('null');
+    expect(textOf(undefined)).toBe('undefined');
   });
 });
 

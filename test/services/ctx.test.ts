@@ -45,7 +45,7 @@ async function build(ctx: StartedService, frame: Frame): Promise<Frame> {
   try {
     return await request(ctx.socket, { type: 'build', ...frame });
   } catch (err) {
-    if (err instanceof RemoteError) return err.frame as Frame;
+    if (err instanceof RemoteError) return err.frame;
     throw err;
   }
 }

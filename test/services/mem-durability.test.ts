@@ -17,7 +17,7 @@ afterEach(async () => {
 function expectWholeLines(file: string): void {
   const text = readFileSync(file, 'utf8');
   expect(text.endsWith('\n')).toBe(true);
-  for (const line of text.slice(0, -1).split('\n')) expect(() => JSON.parse(line)).not.toThrow();
+  for (const line of text.slice(0, -1).split('\n')) expect((): unknown => JSON.parse(line)).not.toThrow();
 }
 
 describe('mem: crash safety', () => {

@@ -39,7 +39,7 @@ export function memEnv(prefix = 'zmem'): MemEnv {
       try {
         return await request(proc.socket, frame, { timeoutMs: 30_000 });
       } catch (err) {
-        if (err instanceof RemoteError) return err.frame as Frame;
+        if (err instanceof RemoteError) return err.frame;
         throw err;
       }
     },

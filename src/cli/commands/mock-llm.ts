@@ -3,6 +3,7 @@
  * command, for trying ZINO or benchmarking without an LLM.
  */
 import { readFileSync } from 'node:fs';
+import { castToError } from '../../runtime/errors.js';
 import { parseScript, type MockScript } from '../../testing/mock-llm/script.js';
 import { startMockLlm } from '../../testing/mock-llm/server.js';
 import { EXIT } from '../../runtime/exit.js';
@@ -29,7 +30,13 @@ export async function mockLlmCommand(options: { port: string; script?: string })
   });
   process.stdout.write(`mock LLM listening: base_url = "${mock.baseUrl}"\n`);
   const stop = (): void => {
-    void mock.close().then(() => process.exit(EXIT.OK));
+    mock.close().then(
+      () => process.exit(EXIT.OK),
+      (err: unknown) => {
+        process.stderr.write(`zino mock-llm: ${castToError(err).message}\n`);
+        process.exit(EXIT.FAILURE);
+      },
+    );
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -79,8 +79,9 @@ export class FrameDecoder {
     if (this.failure) throw this.failure;
     if (this.buffered > 0 || this.bodyLength >= 0) {
       const what = this.bodyLength >= 0 ? `${this.buffered} of ${this.bodyLength} body bytes` : `${this.buffered} of ${HEADER_BYTES} header bytes`;
-      this.fail(new ProtocolError('INVALID_FRAME', `stream ended inside a frame (${what} received)`));
-      throw this.failure;
+      const err = new ProtocolError('INVALID_FRAME', `stream ended inside a frame (${what} received)`);
+      this.fail(err);
+      throw err;
     }
   }
 

@@ -19,7 +19,7 @@ export type EndpointCallOptions = Omit<StreamOptions, 'isTerminal'>;
  * The options every call to `service` starts from: its name for messages, the
  * configured connect bound and frame limit. Callers add their signal and timeout.
  */
-export function clientOptions(config: Readonly<ResolvedConfig>, service: ServiceName | string, extra: ClientOptions = {}): ClientOptions {
+export function clientOptions(config: Readonly<ResolvedConfig>, service: ServiceName, extra: ClientOptions = {}): ClientOptions {
   return {
     name: service,
     connectTimeoutMs: config.limits.connect_timeout_ms,

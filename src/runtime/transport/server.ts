@@ -73,6 +73,7 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
     }
     const connection = new Connection(socket, connectionOptions);
     connections.add(connection);
+    // done never rejects: the connection turns a handler's failure into an error frame.
     void connection.done.finally(() => connections.delete(connection));
   });
   server.on('error', (err) => log.error({ err }, 'server error'));

@@ -17,6 +17,7 @@ import {
   optionalBoolean,
   optionalString,
   requireString,
+  textOf,
   type ErrorFrame,
   type HandlerContext,
   type ResolvedConfig,
@@ -75,7 +76,7 @@ export async function ask(
     }
     if (!terminal) throw new ZinoError('CONNECTION_CLOSED', 'no answer came back');
     if (terminal.type === 'error') return terminal;
-    const answer = terminal.type === 'done' ? String(terminal.full_text ?? text) : String(terminal.content ?? '');
+    const answer = terminal.type === 'done' ? textOf(terminal.full_text ?? text) : textOf(terminal.content ?? '');
     if (channelId !== undefined) await store(config, channelId, message, answer, ctx);
     ctx.log.info(
       { channel: channelId, via: terminal.via, iterations: terminal.iterations, chars: answer.length, ttftMs: round(firstChunkMs), durationMs: round(performance.now() - started), degraded: prompt.missing },
@@ -83,6 +84,7 @@ export async function ask(
     );
     return terminal;
   } finally {
+    // Both outcomes are handled; a failed connect has nothing to close.
     if (!handedOver) void agrConnection.then((socket) => socket.destroy(), () => undefined);
     release?.();
   }

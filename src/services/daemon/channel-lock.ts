@@ -22,6 +22,7 @@ export class ChannelLock {
     const mine = new Promise<void>((resolve) => (release = resolve));
     const tail = previous.then(() => mine);
     this.tails.set(channel, tail);
+    // Turns are promises that only ever resolve, so these chains cannot reject.
     void tail.then(() => {
       if (this.tails.get(channel) === tail) this.tails.delete(channel);
     });

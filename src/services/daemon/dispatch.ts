@@ -5,7 +5,7 @@
  * `response`, or one `error`.
  */
 import type net from 'node:net';
-import { Endpoint, ZinoError, clientOptions, type ChatMessage, type ErrorFrame, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
+import { Endpoint, ZinoError, clientOptions, textOf, type ChatMessage, type ErrorFrame, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
 import { AGR } from '../../protocol/agr.js';
 import type { AgrEvent, ChunkFrame, DoneFrame, ResponseFrame } from '../../protocol/daemon.js';
 import { RTR } from '../../protocol/rtr.js';
@@ -81,7 +81,7 @@ async function* throughRtr(config: Readonly<ResolvedConfig>, job: Dispatch, ctx:
   for await (const frame of frames) {
     if (frame.type === 'response' && job.stream) {
       // rtr could not stream: keep the client's streaming contract with one chunk.
-      const content = String(frame.content ?? '');
+      const content = textOf(frame.content ?? '');
       if (content !== '') yield { type: 'chunk', delta: content };
       yield { type: 'done', full_text: content, ...(frame.usage ? { usage: frame.usage } : {}), via: 'rtr' };
     } else if (frame.type === 'done' || frame.type === 'response') yield { ...frame, via: 'rtr' };

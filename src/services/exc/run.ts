@@ -95,6 +95,7 @@ export function runProgram(options: RunOptions): Promise<RunResult> {
       });
     };
 
+    // finish() cannot reject: signalGroup and killMarked swallow their errors, drained() only resolves.
     child.once('error', (err: NodeJS.ErrnoException) => {
       void finish(err.code === 'ENOENT' ? 127 : 126, `cannot run ${command}: ${err.code ?? err.message}`);
     });

@@ -204,7 +204,7 @@ export class HistoryStore {
       if (this.channels.size <= MAX_OPEN_CHANNELS) break;
       if (id === keep || !channel.queue.idle) continue;
       this.channels.delete(id);
-      void channel.closeHandle();
+      void channel.closeHandle(); // swallows close errors itself
     }
   }
 }

@@ -24,7 +24,7 @@ export function classify(err: unknown): RetryDecision {
   if (err instanceof APIUserAbortError) return { retryable: false };
   if (err instanceof APIConnectionTimeoutError || err instanceof APIConnectionError) return { retryable: true };
   if (err instanceof APIError && typeof err.status === 'number') {
-    const retryAfterMs = parseRetryAfter(err.headers);
+    const retryAfterMs = parseRetryAfter(err.headers as Headers | undefined);
     if (retryAfterMs !== undefined && retryAfterMs > MAX_RETRY_AFTER_MS) return { retryable: false, retryAfterMs };
     return { retryable: err.status === 429 || err.status >= 500, retryAfterMs };
   }

@@ -255,6 +255,7 @@ function sendError(res: http.ServerResponse, status: number, message: string, ty
 function delay(ms: number, interrupt?: Promise<void>): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
+    // interrupt is the response's close, which only ever resolves.
     void interrupt?.then(() => {
       clearTimeout(timer);
       resolve();
