@@ -23,7 +23,9 @@ const figures: Figure[] = [];
 export function record(figure: Figure): void {
   const rounded = { ...figure, value: Math.round(figure.value * 1000) / 1000 };
   figures.push(rounded);
-  process.stdout.write(`${JSON.stringify({ figure: rounded.name, value: rounded.value, unit: rounded.unit, target: rounded.target, ok: rounded.ok, ...rounded.details })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ figure: rounded.name, value: rounded.value, unit: rounded.unit, target: rounded.target, ok: rounded.ok, ...rounded.details })}\n`,
+  );
 }
 
 /** Figures recorded so far. */
@@ -51,6 +53,10 @@ export function printTable(): void {
   const rows = figures.map((f) => [f.name, `${f.value} ${f.unit}`, f.target ?? '', f.ok === undefined ? '' : f.ok ? 'ok' : 'MISSED']);
   const header = ['figure', 'value', 'target', ''];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   process.stdout.write(`\n${line(header)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map(line).join('\n')}\n`);
 }

@@ -112,10 +112,21 @@ async function searchAt(count: number, label: string): Promise<void> {
         const messages = [{ role: 'user', content: sentence(rand, 16) }];
         stores.push(await timeMs(() => request(mem.socket, { type: 'store_hard', messages, tag: word(rand) })));
       }
-      record({ name: `mem.store_hard.p50.${label}`, value: percentile(stores, 50), unit: 'ms', details: { memories: count, p90: round(percentile(stores, 90)) } });
+      record({
+        name: `mem.store_hard.p50.${label}`,
+        value: percentile(stores, 50),
+        unit: 'ms',
+        details: { memories: count, p90: round(percentile(stores, 90)) },
+      });
       const p50 = percentile(times, 50);
       const target = count >= 100_000 ? { target: '<= 5 ms', ok: p50 <= 5 } : {};
-      record({ name: `mem.search_hard.p50.${label}`, value: p50, unit: 'ms', ...target, details: { memories: count, queries: QUERIES, p90: round(percentile(times, 90)), p99: round(percentile(times, 99)), meanHits: round(hits / QUERIES) } });
+      record({
+        name: `mem.search_hard.p50.${label}`,
+        value: p50,
+        unit: 'ms',
+        ...target,
+        details: { memories: count, queries: QUERIES, p90: round(percentile(times, 90)), p99: round(percentile(times, 99)), meanHits: round(hits / QUERIES) },
+      });
     });
   } finally {
     await rm(e.dir, { recursive: true, force: true });
@@ -130,7 +141,8 @@ async function appendGrowth(): Promise<void> {
       const times: number[] = [];
       const rand = random(7);
       // Warm the process (JIT, file cache) on another channel so "first" measures the channel, not start-up.
-      for (let i = 0; i < 300; i++) await request(mem.socket, { type: 'append_history', channel_id: 'warmup', messages: [{ role: 'user', content: sentence(rand, 20) }] });
+      for (let i = 0; i < 300; i++)
+        await request(mem.socket, { type: 'append_history', channel_id: 'warmup', messages: [{ role: 'user', content: sentence(rand, 20) }] });
       for (let i = 0; i < TOTAL; i++) {
         const messages = [{ role: i % 2 ? 'assistant' : 'user', content: sentence(rand, 20) }];
         times.push(await timeMs(() => request(mem.socket, { type: 'append_history', channel_id: 'bench', messages })));
@@ -161,7 +173,14 @@ async function tailRead(): Promise<void> {
         if (i >= WARMUP) times.push(ms);
       }
       const p50 = percentile(times, 50);
-      record({ name: 'mem.get_history.limit50.p50.100k', value: p50, unit: 'ms', target: '<= 2 ms', ok: p50 <= 2, details: { messages: 100_000, p90: round(percentile(times, 90)) } });
+      record({
+        name: 'mem.get_history.limit50.p50.100k',
+        value: p50,
+        unit: 'ms',
+        target: '<= 2 ms',
+        ok: p50 <= 2,
+        details: { messages: 100_000, p90: round(percentile(times, 90)) },
+      });
       const all = await timeMs(() => request(mem.socket, { type: 'get_history', channel_id: 'big' }));
       record({ name: 'mem.get_history.all.100k', value: all, unit: 'ms', details: { messages: 100_000 } });
     });

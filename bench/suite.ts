@@ -194,7 +194,6 @@ function servicePids(file: string): number[] {
   return pids;
 }
 
-
 /** Runs the suite benchmarks. */
 export async function run(): Promise<void> {
   const mock = await startRemoteMock();
@@ -212,7 +211,14 @@ export async function run(): Promise<void> {
       const each = pids.map(memoryMB);
       const sum = (key: 'rss' | 'pss' | 'anon'): number => each.reduce((total, m) => total + m[key], 0);
       const rss = sum('rss');
-      record({ name: 'rss.total_7', value: rss, unit: 'MB', target: '<= 400 MB', ok: rss <= 400, details: { services: pids.length, each_mb: each.map((m) => Math.round(m.rss)) } });
+      record({
+        name: 'rss.total_7',
+        value: rss,
+        unit: 'MB',
+        target: '<= 400 MB',
+        ok: rss <= 400,
+        details: { services: pids.length, each_mb: each.map((m) => Math.round(m.rss)) },
+      });
       // RSS counts the pages of the Node binary shared by all seven once per process; PSS shares them out.
       record({ name: 'pss.total_7', value: sum('pss'), unit: 'MB', details: { each_mb: each.map((m) => Math.round(m.pss)) } });
       record({ name: 'anon.total_7', value: sum('anon'), unit: 'MB', details: { each_mb: each.map((m) => Math.round(m.anon)) } });

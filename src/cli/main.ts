@@ -56,17 +56,30 @@ withConfig(
     .option('--raw', 'print tool calls and results inline'),
 ).action((options: ChatOptions) => chatCommand(options));
 
-withConfig(program.command('up').description('run all seven services in the foreground (Ctrl-C stops them)')).action((options: ConfigOptions) => upCommand(options));
+withConfig(program.command('up').description('run all seven services in the foreground (Ctrl-C stops them)')).action((options: ConfigOptions) =>
+  upCommand(options),
+);
 
 withConfig(program.command('status').description('show whether each service answers').option('--json', 'print the status as JSON')).action(
   (options: ConfigOptions & { json?: boolean }) => statusCommand(options),
 );
 
 const memory = program.command('mem').description('administer memory: history, clear, soft, remember, search');
-withConfig(memory.command('history').description("print a channel's history").argument('<channel>').option('-n, --limit <n>', 'only the last N messages').option('--json', 'print as JSON')).action(memHistory);
+withConfig(
+  memory
+    .command('history')
+    .description("print a channel's history")
+    .argument('<channel>')
+    .option('-n, --limit <n>', 'only the last N messages')
+    .option('--json', 'print as JSON'),
+).action(memHistory);
 withConfig(memory.command('clear').description("delete a channel's history").argument('<channel>')).action(memClear);
-withConfig(memory.command('soft').description('show the soft memory, or replace it with TEXT').argument('[text...]').option('--clear', 'empty it')).action(memSoft);
-withConfig(memory.command('remember').description('store a hard memory').argument('<text...>').option('--tag <tag>', 'a tag that helps finding it')).action(memRemember);
+withConfig(memory.command('soft').description('show the soft memory, or replace it with TEXT').argument('[text...]').option('--clear', 'empty it')).action(
+  memSoft,
+);
+withConfig(memory.command('remember').description('store a hard memory').argument('<text...>').option('--tag <tag>', 'a tag that helps finding it')).action(
+  memRemember,
+);
 withConfig(
   memory
     .command('search')

@@ -32,7 +32,9 @@ export interface SamplingOptions {
 }
 
 /** Turns the error frame of a stream into a thrown error, passing every other frame on. */
-export async function* throwingErrors<F extends { type: string }>(frames: AsyncIterable<F | ErrorFrame>): AsyncGenerator<Exclude<F, ErrorFrame>, void, undefined> {
+export async function* throwingErrors<F extends { type: string }>(
+  frames: AsyncIterable<F | ErrorFrame>,
+): AsyncGenerator<Exclude<F, ErrorFrame>, void, undefined> {
   for await (const frame of frames) {
     if (isError(frame)) throw new RemoteError(frame);
     yield frame as Exclude<F, ErrorFrame>;
@@ -187,7 +189,13 @@ export class RtrClient {
   }
 
   private body(messages: ChatMessage[], stream: boolean, options: InferOptions) {
-    return { messages, stream, ...sampling(options, this.defaults), ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens }), ...common(options) };
+    return {
+      messages,
+      stream,
+      ...sampling(options, this.defaults),
+      ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens }),
+      ...common(options),
+    };
   }
 }
 

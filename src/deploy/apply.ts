@@ -132,6 +132,7 @@ function run(argv: string[]): string {
     const code = (result.error as NodeJS.ErrnoException).code;
     throw new Error(code === 'ENOENT' ? `${command} is not installed` : result.error.message);
   }
-  if (result.status !== 0) throw new Error(`exit status ${String(result.status ?? result.signal)}${output ? `: ${output.split('\n').slice(-3).join(' / ')}` : ''}`);
+  if (result.status !== 0)
+    throw new Error(`exit status ${String(result.status ?? result.signal)}${output ? `: ${output.split('\n').slice(-3).join(' / ')}` : ''}`);
   return output;
 }

@@ -10,7 +10,19 @@ import path from 'node:path';
 import { readPackageManifest } from '../runtime/index.js';
 
 /** Package entries copied as they are (relative to the package root). */
-export const PACKAGE_ENTRIES: readonly string[] = ['package.json', 'package-lock.json', 'dist/src', 'tools', 'skills', 'SYSTEM.md', 'ZINO.toml', 'docs', 'systemd', 'README.md', 'LICENSE'];
+export const PACKAGE_ENTRIES: readonly string[] = [
+  'package.json',
+  'package-lock.json',
+  'dist/src',
+  'tools',
+  'skills',
+  'SYSTEM.md',
+  'ZINO.toml',
+  'docs',
+  'systemd',
+  'README.md',
+  'LICENSE',
+];
 
 /** Entries without which an installation cannot run. */
 const REQUIRED: readonly string[] = ['package.json', 'package-lock.json', 'dist/src/cli/main.js', 'tools', 'skills', 'SYSTEM.md', 'ZINO.toml', 'systemd'];

@@ -77,7 +77,14 @@ export function planInstall(request: InstallRequest, seen: Observed): Plan {
   if (errors.length > 0) return { actions: [], errors };
 
   // The user and group, declared for systemd-sysusers (which creates only what is missing).
-  actions.push({ kind: 'write', path: PATHS.sysusersFile, content: files.sysusers, mode: 0o644, owner: ROOT_ROOT, why: 'the zino user and group, for systemd-sysusers' });
+  actions.push({
+    kind: 'write',
+    path: PATHS.sysusersFile,
+    content: files.sysusers,
+    mode: 0o644,
+    owner: ROOT_ROOT,
+    why: 'the zino user and group, for systemd-sysusers',
+  });
   if (seen.userExists && seen.groupExists) {
     actions.push({ kind: 'keep', path: `user and group ${ZINO_USER}`, why: 'they exist' });
   } else {
@@ -101,25 +108,46 @@ export function planInstall(request: InstallRequest, seen: Observed): Plan {
   if (seen.envExists) {
     actions.push({ kind: 'keep', path: PATHS.envFile, why: 'an existing env file is never changed' });
     if (seen.envMode !== undefined && (seen.envMode & 0o007) !== 0) {
-      actions.push({ kind: 'note', text: `warning: ${PATHS.envFile} is readable by every user (mode 0${seen.envMode.toString(8)}); it holds the API key: chmod 0640 ${PATHS.envFile}` });
+      actions.push({
+        kind: 'note',
+        text: `warning: ${PATHS.envFile} is readable by every user (mode 0${seen.envMode.toString(8)}); it holds the API key: chmod 0640 ${PATHS.envFile}`,
+      });
     }
   } else {
     actions.push({ kind: 'write', path: PATHS.envFile, content: files.env, mode: 0o640, owner: ROOT_ZINO, why: 'where the LLM API key goes (rtr only)' });
   }
 
   for (const unit of files.units) {
-    actions.push({ kind: 'write', path: unitPath(unit.name), content: unit.text, mode: 0o644, owner: ROOT_ROOT, why: seen.unitsPresent.includes(unit.name) ? 'unit (updated)' : 'unit' });
+    actions.push({
+      kind: 'write',
+      path: unitPath(unit.name),
+      content: unit.text,
+      mode: 0o644,
+      owner: ROOT_ROOT,
+      why: seen.unitsPresent.includes(unit.name) ? 'unit (updated)' : 'unit',
+    });
   }
-  actions.push({ kind: 'write', path: PATHS.tmpfilesFile, content: files.tmpfiles, mode: 0o644, owner: ROOT_ROOT, why: `${PATHS.runtimeDir} at boot, 0750 zino:zino` });
+  actions.push({
+    kind: 'write',
+    path: PATHS.tmpfilesFile,
+    content: files.tmpfiles,
+    mode: 0o644,
+    owner: ROOT_ROOT,
+    why: `${PATHS.runtimeDir} at boot, 0750 zino:zino`,
+  });
   if (seen.wrapper === 'foreign') {
-    actions.push({ kind: 'keep', path: PATHS.wrapper, why: `not written by zino install-systemd; the command is ${request.node} ${layout.prefix}/dist/src/cli/main.js` });
+    actions.push({
+      kind: 'keep',
+      path: PATHS.wrapper,
+      why: `not written by zino install-systemd; the command is ${request.node} ${layout.prefix}/dist/src/cli/main.js`,
+    });
   } else {
     actions.push({ kind: 'write', path: PATHS.wrapper, content: files.wrapper, mode: 0o755, owner: ROOT_ROOT, why: 'the zino command for every user' });
   }
   actions.push({
     kind: 'keep',
     path: PATHS.stateDir,
-    why: seen.stateDirExists ? "mem's data is never touched by install" : "created by systemd when zino-mem first starts (StateDirectory=zino)",
+    why: seen.stateDirExists ? "mem's data is never touched by install" : 'created by systemd when zino-mem first starts (StateDirectory=zino)',
   });
 
   actions.push({ kind: 'run', argv: ['systemd-tmpfiles', '--create', PATHS.tmpfilesFile], why: `create ${PATHS.runtimeDir}`, manager: 'none' });

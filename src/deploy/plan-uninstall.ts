@@ -45,7 +45,13 @@ export function planUninstall(request: UninstallRequest, seen: Observed): Plan {
     if (seen.stateDirExists) actions.push({ kind: 'remove', path: PATHS.stateDir, why: "mem's data (--purge)" });
     if (seen.userExists) actions.push({ kind: 'run', argv: ['userdel', ZINO_USER], why: 'the service user (--purge)', manager: 'none' });
     // userdel removes a group of the same name that has no other member; otherwise remove it here.
-    if (seen.groupExists) actions.push({ kind: 'run', argv: ['sh', '-c', `! getent group ${ZINO_GROUP} >/dev/null || groupdel ${ZINO_GROUP}`], why: 'the group (--purge)', manager: 'none' });
+    if (seen.groupExists)
+      actions.push({
+        kind: 'run',
+        argv: ['sh', '-c', `! getent group ${ZINO_GROUP} >/dev/null || groupdel ${ZINO_GROUP}`],
+        why: 'the group (--purge)',
+        manager: 'none',
+      });
   } else {
     if (seen.configDirExists) actions.push({ kind: 'keep', path: PATHS.configDir, why: 'configuration kept (--purge removes it)' });
     if (seen.stateDirExists) actions.push({ kind: 'keep', path: PATHS.stateDir, why: "mem's data kept (--purge removes it)" });

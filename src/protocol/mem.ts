@@ -124,7 +124,6 @@ export interface OkReply {
   type: 'ok';
 }
 
-
 /** zino-mem's messages. */
 export const MEM = {
   get_history: message<GetHistoryRequest, HistoryReply>('get_history', { history: true }),

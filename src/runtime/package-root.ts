@@ -21,7 +21,7 @@ export interface PackageManifest {
 export function readPackageManifest(dir: string): PackageManifest | undefined {
   try {
     const value: unknown = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
-    return typeof value === 'object' && value !== null ? (value) : undefined;
+    return typeof value === 'object' && value !== null ? value : undefined;
   } catch {
     return undefined;
   }

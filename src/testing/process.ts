@@ -81,7 +81,10 @@ export async function waitForPing(socketPath: string, options: { timeoutMs?: num
   void options.proc?.exited.then(() => (exited = true));
   for (;;) {
     if (exited) {
-      const tail = options.proc?.logs.slice(-5).map((l) => JSON.stringify(l)).join('\n');
+      const tail = options.proc?.logs
+        .slice(-5)
+        .map((l) => JSON.stringify(l))
+        .join('\n');
       throw new Error(`process exited before ${socketPath} answered ping:\n${tail}`);
     }
     if (existsSync(socketPath)) {

@@ -72,7 +72,12 @@ export interface ServiceGroup {
 }
 
 /** Writes a test config in `dir` and starts `names` together, each awaited by ping. */
-export async function startServices(names: readonly ServiceName[], dir: string, overrides: ConfigOverrides = {}, options: { env?: NodeJS.ProcessEnv } = {}): Promise<ServiceGroup> {
+export async function startServices(
+  names: readonly ServiceName[],
+  dir: string,
+  overrides: ConfigOverrides = {},
+  options: { env?: NodeJS.ProcessEnv } = {},
+): Promise<ServiceGroup> {
   const { file, config } = writeTestConfig(dir, overrides);
   const services: Partial<Record<ServiceName, StartedService>> = {};
   const results = await Promise.allSettled(

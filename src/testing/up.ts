@@ -18,7 +18,10 @@ export async function startSuite(configFile: string, options: { env?: NodeJS.Pro
   while (!proc.stdout().includes('ZINO is up')) {
     if (exited || Date.now() > deadline) {
       await proc.stop('SIGKILL');
-      const tail = proc.logs.slice(-8).map((l) => JSON.stringify(l)).join('\n');
+      const tail = proc.logs
+        .slice(-8)
+        .map((l) => JSON.stringify(l))
+        .join('\n');
       throw new Error(`zino up did not come up${exited ? ' (it exited)' : ''}:\n${tail}`);
     }
     await new Promise((r) => setTimeout(r, 20));

@@ -26,14 +26,29 @@ describe('StreamParser semantics', () => {
   it('forwards plain text and captures a tool call', () => {
     expect(parseAll(`Checking.\n${call('{"name":"execute_bash","arguments":{"code":"ls"}}')}\nDone.`, 1024)).toEqual([
       { kind: 'text', text: 'Checking.\n' },
-      { kind: 'block', block: { tag: 'tool_call', content: '{"name":"execute_bash","arguments":{"code":"ls"}}', raw: call('{"name":"execute_bash","arguments":{"code":"ls"}}'), bytes: 49, oversized: false } },
+      {
+        kind: 'block',
+        block: {
+          tag: 'tool_call',
+          content: '{"name":"execute_bash","arguments":{"code":"ls"}}',
+          raw: call('{"name":"execute_bash","arguments":{"code":"ls"}}'),
+          bytes: 49,
+          oversized: false,
+        },
+      },
       { kind: 'text', text: '\nDone.' },
     ]);
   });
 
   it('captures a task block and two blocks in one reply', () => {
     const events = parseAll(`a<task>{"skill":"bash","request":"x"}</task>b${call('{}')}c`, 1024);
-    expect(events.map((e) => (e.kind === 'text' ? e.text : `[${e.block.tag}:${e.block.content}]`))).toEqual(['a', '[task:{"skill":"bash","request":"x"}]', 'b', '[tool_call:{}]', 'c']);
+    expect(events.map((e) => (e.kind === 'text' ? e.text : `[${e.block.tag}:${e.block.content}]`))).toEqual([
+      'a',
+      '[task:{"skill":"bash","request":"x"}]',
+      'b',
+      '[tool_call:{}]',
+      'c',
+    ]);
   });
 
   it('passes through a < that is not a tag, and near-tags', () => {
@@ -68,14 +83,25 @@ describe('StreamParser semantics', () => {
 
   it('treats the other kind of closing tag as content', () => {
     const events = parseAll('<task>{"request":"</tool_call>"}</task>', 1024);
-    expect(events).toEqual([expect.objectContaining({ kind: 'block', block: expect.objectContaining({ tag: 'task', content: '{"request":"</tool_call>"}' }) })]);
+    expect(events).toEqual([
+      expect.objectContaining({ kind: 'block', block: expect.objectContaining({ tag: 'task', content: '{"request":"</tool_call>"}' }) }),
+    ]);
   });
 
   it('marks a block larger than the limit as oversized and keeps only its head', () => {
     const big = 'x'.repeat(100);
     const events = parsePieces([`${call(big)}after`], 40);
     expect(events).toEqual([
-      { kind: 'block', block: { tag: 'tool_call', content: 'x'.repeat(40), raw: `<tool_call>${'x'.repeat(40)}\n[… 60 bytes omitted]\n</tool_call>`, bytes: 100, oversized: true } },
+      {
+        kind: 'block',
+        block: {
+          tag: 'tool_call',
+          content: 'x'.repeat(40),
+          raw: `<tool_call>${'x'.repeat(40)}\n[… 60 bytes omitted]\n</tool_call>`,
+          bytes: 100,
+          oversized: true,
+        },
+      },
       { kind: 'text', text: 'after' },
     ]);
   });
@@ -100,8 +126,32 @@ function rng(seed: number): () => number {
 
 const FRAGMENTS = [
   '\uD83D',
-  'Hello', ' world', ' ', '\n', '<', '>', '</', '<tool', '<tool_call>', '</tool_call>', '<task>', '</task>', '<tool_cal', '<ta', '</task',
-  '{"name":"execute_bash","arguments":{"code":"ls -la"}}', '{"skill":"bash","request":"df"}', 'é', '€', '🎉', '日本', '<tool_response>', '<<', 'a<b', '</tool_c', 'x'.repeat(30),
+  'Hello',
+  ' world',
+  ' ',
+  '\n',
+  '<',
+  '>',
+  '</',
+  '<tool',
+  '<tool_call>',
+  '</tool_call>',
+  '<task>',
+  '</task>',
+  '<tool_cal',
+  '<ta',
+  '</task',
+  '{"name":"execute_bash","arguments":{"code":"ls -la"}}',
+  '{"skill":"bash","request":"df"}',
+  'é',
+  '€',
+  '🎉',
+  '日本',
+  '<tool_response>',
+  '<<',
+  'a<b',
+  '</tool_c',
+  'x'.repeat(30),
 ];
 
 function randomReply(random: () => number): string {
@@ -114,7 +164,7 @@ function randomReply(random: () => number): string {
 /** Splits `text` at random code-unit positions (surrogate pairs too: the parser must cope). */
 function randomChunks(text: string, random: () => number): string[] {
   const pieces: string[] = [];
-  for (let at = 0; at < text.length; ) {
+  for (let at = 0; at < text.length;) {
     const size = 1 + Math.floor(random() * 8);
     pieces.push(text.slice(at, at + size));
     at += size;

@@ -22,7 +22,8 @@ function show(pieces: string[], raw = false): { out: string; err: string } {
   return { out: out.text(), err: err.text() };
 }
 
-const ANSWER = 'Checking.\n<tool_call>{"name":"execute_bash","arguments":{"code":"df"}}</tool_call>\n<tool_response>\nFilesystem\n</tool_response>\n\nDone checking.';
+const ANSWER =
+  'Checking.\n<tool_call>{"name":"execute_bash","arguments":{"code":"df"}}</tool_call>\n<tool_response>\nFilesystem\n</tool_response>\n\nDone checking.';
 
 describe('AnswerDisplay', () => {
   it('hides tool blocks and collapses the blank lines they leave', () => {

@@ -49,7 +49,12 @@ describe('ZinoClient: the daemon', () => {
   });
 
   it('streams chunks, tool events and done, in order', async () => {
-    mock.reset({ rules: [{ role: 'user', reply: TOOL_REPLY }, { role: 'assistant', reply: ' All done.' }] });
+    mock.reset({
+      rules: [
+        { role: 'user', reply: TOOL_REPLY },
+        { role: 'assistant', reply: ' All done.' },
+      ],
+    });
     const types: string[] = [];
     let text = '';
     let done: DoneFrame | undefined;
@@ -66,7 +71,12 @@ describe('ZinoClient: the daemon', () => {
   });
 
   it('passes events to onEvent when collecting', async () => {
-    mock.reset({ rules: [{ role: 'user', reply: TOOL_REPLY }, { role: 'assistant', reply: ' Collected.' }] });
+    mock.reset({
+      rules: [
+        { role: 'user', reply: TOOL_REPLY },
+        { role: 'assistant', reply: ' Collected.' },
+      ],
+    });
     const events: string[] = [];
     const answer = await zino.ask('run a tool', { onEvent: (event) => events.push(event.type) });
     expect(answer.content).toContain('Collected.');
@@ -103,7 +113,10 @@ describe('ZinoClient: the daemon', () => {
 
 describe('ZinoClient: each service', () => {
   it('mem: history, hard memories, soft memory', async () => {
-    await zino.mem.appendHistory('cl-mem', [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }]);
+    await zino.mem.appendHistory('cl-mem', [
+      { role: 'user', content: 'a' },
+      { role: 'assistant', content: 'b' },
+    ]);
     expect(await zino.mem.getHistory('cl-mem', { limit: 1 })).toEqual([{ role: 'assistant', content: 'b' }]);
     await zino.mem.clearHistory('cl-mem');
     expect(await zino.mem.getHistory('cl-mem')).toEqual([]);
@@ -171,7 +184,14 @@ describe('ZinoClient: errors', () => {
 
 describe('docs/client.md', () => {
   it('runs its examples', async () => {
-    mock.reset({ rules: [{ role: 'user', match: 'uptime', reply: TOOL_REPLY }, { role: 'assistant', reply: ' Up.' }, { match: 'system log', hang: true }, { reply: 'plenty free' }] });
+    mock.reset({
+      rules: [
+        { role: 'user', match: 'uptime', reply: TOOL_REPLY },
+        { role: 'assistant', reply: ' Up.' },
+        { match: 'system log', hang: true },
+        { reply: 'plenty free' },
+      ],
+    });
     expect(await examples.askOnce(dir)).toBe('plenty free');
     const written: string[] = [];
     expect(await examples.askStreaming(dir, (t) => written.push(t))).toMatch(/characters, 1 tool call\(s\)$/);

@@ -76,7 +76,15 @@ describe('zino up', () => {
     expect(pid).toBeDefined();
     process.kill(pid as number, 'SIGKILL');
     await waitFor(() => processesMatching(`serve sys --config ${file}`).some((p) => p !== pid), 'a new sys process');
-    await waitFor(async () => ping(path.join(dir, 'run', 'sys.sock')).then(() => true, () => false), 'sys to answer again', 5000);
+    await waitFor(
+      async () =>
+        ping(path.join(dir, 'run', 'sys.sock')).then(
+          () => true,
+          () => false,
+        ),
+      'sys to answer again',
+      5000,
+    );
     expect(suite.logs.some((l) => typeof l.raw === 'string' && /zino up: sys crashed \(killed by SIGKILL\); restarting in/.test(l.raw))).toBe(true);
   });
 });
@@ -90,12 +98,22 @@ describe('raw framed clients', () => {
   it('get a streamed answer', async () => {
     script({ rules: [{ reply: 'Streamed answer.', chunkSize: 3 }] });
     const out = await frames({ message: 'hello', stream: true });
-    expect(out.filter((f) => f.type === 'chunk').map((f) => f.delta).join('')).toBe('Streamed answer.');
+    expect(
+      out
+        .filter((f) => f.type === 'chunk')
+        .map((f) => f.delta)
+        .join(''),
+    ).toBe('Streamed answer.');
     expect(out.at(-1)).toMatchObject({ type: 'done', full_text: 'Streamed answer.' });
   });
 
   it("store a channel's history and feed it back into the next prompt", async () => {
-    script({ rules: [{ match: 'first', reply: 'First answer.' }, { match: 'second', reply: 'Second answer.' }] });
+    script({
+      rules: [
+        { match: 'first', reply: 'First answer.' },
+        { match: 'second', reply: 'Second answer.' },
+      ],
+    });
     await request(daemon, { message: 'first question', channel_id: 'hist' });
     await request(daemon, { message: 'second question', channel_id: 'hist' });
     const second = mock.stats.bodies[1]?.messages as Frame[];
@@ -108,7 +126,12 @@ describe('raw framed clients', () => {
   });
 
   it('get a tool call executed', async () => {
-    script({ rules: [{ role: 'user', reply: 'Running.<tool_call>{"name":"execute_bash","arguments":{"code":"echo $((6*7))"}}</tool_call>' }, { role: 'assistant', reply: ' The answer is 42.' }] });
+    script({
+      rules: [
+        { role: 'user', reply: 'Running.<tool_call>{"name":"execute_bash","arguments":{"code":"echo $((6*7))"}}</tool_call>' },
+        { role: 'assistant', reply: ' The answer is 42.' },
+      ],
+    });
     const reply = await request(daemon, { message: 'compute', channel_id: 'tools' });
     expect(reply.content).toContain('<tool_response>\n42\n</tool_response>');
     expect(String(reply.content).endsWith(' The answer is 42.')).toBe(true);
@@ -138,14 +161,21 @@ describe('raw framed clients', () => {
     );
     expect(answers).toEqual(Array.from({ length: 50 }, (_, i) => `answer for ${i}`));
     const histories = await Promise.all(Array.from({ length: 50 }, (_, i) => request(mem, { type: 'get_history', channel_id: `many-${i}` })));
-    histories.forEach((h, i) => expect(h.messages).toEqual([
-      { role: 'user', content: `client-${i}: hello` },
-      { role: 'assistant', content: `answer for ${i}` },
-    ]));
+    histories.forEach((h, i) =>
+      expect(h.messages).toEqual([
+        { role: 'user', content: `client-${i}: hello` },
+        { role: 'assistant', content: `answer for ${i}` },
+      ]),
+    );
   });
 
   it('answer two requests on one channel in order, the second seeing the first', async () => {
-    script({ rules: [{ match: 'slow one', reply: 'slow reply', chunkSize: 1, delayMs: 20 }, { match: 'quick one', reply: 'quick reply' }] });
+    script({
+      rules: [
+        { match: 'slow one', reply: 'slow reply', chunkSize: 1, delayMs: 20 },
+        { match: 'quick one', reply: 'quick reply' },
+      ],
+    });
     const order: string[] = [];
     const a = request(daemon, { message: 'slow one', channel_id: 'ordered' }).then((r) => order.push(String(r.content)));
     await waitFor(() => mock.stats.requests === 1, 'the first request to reach the LLM');
@@ -172,14 +202,26 @@ describe('raw framed clients', () => {
       process.kill(pid as number, 'SIGKILL');
       // Wait for exactly what the daemon will meet: agr's socket refusing connections.
       await waitFor(
-        () => connect(path.join(dir, 'run', 'agr.sock')).then((socket) => (socket.destroy(), false), (err: { code?: string }) => err.code === 'UPSTREAM_UNAVAILABLE'),
+        () =>
+          connect(path.join(dir, 'run', 'agr.sock')).then(
+            (socket) => (socket.destroy(), false),
+            (err: { code?: string }) => err.code === 'UPSTREAM_UNAVAILABLE',
+          ),
         'agr to stop accepting',
       );
       answer = await request(daemon, { message: 'still there?' }).catch((e: unknown) => e);
     } finally {
       suite.child.kill('SIGCONT');
       // Whatever happened above, the tests after this one need agr back.
-      await waitFor(async () => ping(path.join(dir, 'run', 'agr.sock')).then(() => true, () => false), 'agr to be back', 5000);
+      await waitFor(
+        async () =>
+          ping(path.join(dir, 'run', 'agr.sock')).then(
+            () => true,
+            () => false,
+          ),
+        'agr to be back',
+        5000,
+      );
     }
     expect(answer).toMatchObject({ content: 'plain answer', via: 'rtr' });
     expect(await request(daemon, { message: 'and now?' })).toMatchObject({ content: 'plain answer', via: 'agr' });
@@ -195,7 +237,12 @@ describe('the CLI', () => {
   });
 
   it('streams with -s, uses a channel with -ch, and shows tool activity on stderr only', async () => {
-    script({ rules: [{ role: 'user', reply: 'Checking.\n<tool_call>{"name":"execute_bash","arguments":{"code":"echo tool-out"}}</tool_call>\n' }, { role: 'assistant', reply: 'Done checking.' }] });
+    script({
+      rules: [
+        { role: 'user', reply: 'Checking.\n<tool_call>{"name":"execute_bash","arguments":{"code":"echo tool-out"}}</tool_call>\n' },
+        { role: 'assistant', reply: 'Done checking.' },
+      ],
+    });
     const result = await runCli(['ask', '-c', file, '-s', '-ch', 'cli-chan', 'check it']);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('Checking.\n\nDone checking.\n');
@@ -209,10 +256,12 @@ describe('the CLI', () => {
     script({ rules: [{ reply: 'from stdin', chunkSize: 100 }] });
     const result = await runCli(['ask', '--config', file, '--json', '--stream'], { input: 'piped question\n' });
     expect(result.code).toBe(0);
-    expect(result.stdout.trim().split('\n').map((l) => JSON.parse(l) as Frame)).toEqual([
-      { type: 'chunk', delta: 'from stdin' },
-      expect.objectContaining({ type: 'done', full_text: 'from stdin' }),
-    ]);
+    expect(
+      result.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Frame),
+    ).toEqual([{ type: 'chunk', delta: 'from stdin' }, expect.objectContaining({ type: 'done', full_text: 'from stdin' })]);
     expect(lastUser(0)).toBe('piped question');
   });
 
@@ -240,7 +289,9 @@ describe('the CLI', () => {
   });
 
   it('administers memory with zino mem', async () => {
-    expect((await runCli(['mem', 'remember', '--config', file, '--tag', 'servers', 'The', 'backup', 'server', 'is', 'called', 'vault'])).stdout).toMatch(/^remembered as #\d+\n$/);
+    expect((await runCli(['mem', 'remember', '--config', file, '--tag', 'servers', 'The', 'backup', 'server', 'is', 'called', 'vault'])).stdout).toMatch(
+      /^remembered as #\d+\n$/,
+    );
     const search = await runCli(['mem', 'search', '--config', file, 'backup', 'server']);
     expect(search.stdout).toMatch(/^\d\.\d{4} {2}The backup server is called vault$/m);
     await runCli(['mem', 'soft', '--config', file, 'User', 'likes', 'short', 'answers']);
@@ -257,7 +308,12 @@ describe('the CLI', () => {
 
 describe('zino chat', () => {
   it('answers each line on its channel and clears it with /clear', async () => {
-    script({ rules: [{ match: 'first line', reply: 'reply one' }, { match: 'second line', reply: 'reply two' }] });
+    script({
+      rules: [
+        { match: 'first line', reply: 'reply one' },
+        { match: 'second line', reply: 'reply two' },
+      ],
+    });
     const result = await runCli(['chat', '--config', file, '--channel', 'chat-e2e'], { input: 'first line\nsecond line\n/clear\n/exit\n' });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('reply one\nreply two\n');

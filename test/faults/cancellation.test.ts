@@ -27,12 +27,21 @@ describe('clients disconnecting at random points', () => {
     for (let run = 0; run < RUNS; run++) {
       const marker = `1000.${run}${Date.now() % 100000}`;
       // The reply streams, calls a tool that never ends, and its stream then stays open.
-      fs.script({ rules: [{ chunks: ['Working ', 'on it. ', `<tool_call>{"name":"execute_bash","arguments":{"code":"sleep ${marker}"}}</tool_call>`, ' more'], delayMs: 40, hangAfterChunks: 3 }] });
+      fs.script({
+        rules: [
+          {
+            chunks: ['Working ', 'on it. ', `<tool_call>{"name":"execute_bash","arguments":{"code":"sleep ${marker}"}}</tool_call>`, ' more'],
+            delayMs: 40,
+            hangAfterChunks: 3,
+          },
+        ],
+      });
       const channel = `cancel-${run}`;
       const controller = new AbortController();
       const delay = Math.floor(random() * 400);
       const consume = (async () => {
-        for await (const frame of stream(fs.socket('daemon'), { message: 'run forever', stream: true, channel_id: channel }, { signal: controller.signal })) void frame;
+        for await (const frame of stream(fs.socket('daemon'), { message: 'run forever', stream: true, channel_id: channel }, { signal: controller.signal }))
+          void frame;
       })().catch(() => undefined);
       await new Promise((r) => setTimeout(r, delay));
       const phase = processesMatching(`sleep ${marker}`).length > 0 ? 'tool running' : fs.mock.stats.active > 0 ? 'model streaming' : 'before the model';

@@ -12,7 +12,13 @@ import { record, startFaultSuite, type FaultSuite } from './harness.js';
 const TOOL = '<tool_call>{"name":"execute_bash","arguments":{"code":"sleep 0.2; echo slept"}}</tool_call>';
 /** Where each service is killed: at the tool call (most), or while rtr streams the second reply. */
 const TRIGGER: Record<ServiceName, string> = {
-  daemon: '<tool_call>', agr: '<tool_call>', exc: '<tool_call>', sys: '<tool_call>', ctx: '<tool_call>', mem: '<tool_call>', rtr: 'Finished',
+  daemon: '<tool_call>',
+  agr: '<tool_call>',
+  exc: '<tool_call>',
+  sys: '<tool_call>',
+  ctx: '<tool_call>',
+  mem: '<tool_call>',
+  rtr: 'Finished',
 };
 
 let fs: FaultSuite;
@@ -52,7 +58,7 @@ describe.each((['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx'] as ServiceNa
     if (service === 'daemon') expect(failure).toMatch(/closed the connection/);
     else expect(terminal?.type === 'done' || terminal?.type === 'error').toBe(true);
     record(`crash.${service}.terminal_ms`, toTerminal, 'ms');
-    record(`crash.${service}.terminal`, typeof terminal?.type === "string" ? terminal.type : "connection closed");
+    record(`crash.${service}.terminal`, typeof terminal?.type === 'string' ? terminal.type : 'connection closed');
     expect(toTerminal).toBeLessThan(1000);
 
     if (service === 'agr') {
@@ -62,6 +68,10 @@ describe.each((['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx'] as ServiceNa
     const backAfter = await fs.waitUntilBack(service, killedAt);
     record(`crash.${service}.restart_ms`, backAfter, 'ms');
     expect(backAfter).toBeLessThan(2000);
-    expect(await request(fs.socket('daemon'), { message: 'after the crash' }, { timeoutMs: 10_000 })).toMatchObject({ type: 'response', content: 'plain answer', via: 'agr' });
+    expect(await request(fs.socket('daemon'), { message: 'after the crash' }, { timeoutMs: 10_000 })).toMatchObject({
+      type: 'response',
+      content: 'plain answer',
+      via: 'agr',
+    });
   });
 });

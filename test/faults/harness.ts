@@ -50,7 +50,16 @@ export async function startFaultSuite(prefix: string, overrides: ConfigOverrides
       mock.reset(value);
     },
     async waitUntilBack(name, since, timeoutMs = 10_000) {
-      await waitFor(async () => ping(socket(name), { timeoutMs: 500 }).then(() => true, () => false), `${name} to answer ping again`, timeoutMs, 5);
+      await waitFor(
+        async () =>
+          ping(socket(name), { timeoutMs: 500 }).then(
+            () => true,
+            () => false,
+          ),
+        `${name} to answer ping again`,
+        timeoutMs,
+        5,
+      );
       return Date.now() - since;
     },
     async close() {

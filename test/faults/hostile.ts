@@ -19,7 +19,9 @@ export interface RequestShape {
 export const SHAPES: Record<string, RequestShape[]> = {
   daemon: [{ type: undefined, required: { message: 'string' }, optional: { channel_id: 'string', stream: 'boolean' } }],
   rtr: [{ type: 'infer', required: { messages: 'messages' }, optional: { temperature: 'number', top_p: 'number', stream: 'boolean' } }],
-  agr: [{ type: 'run', required: { messages: 'messages' }, optional: { temperature: 'number', top_p: 'number', max_iterations: 'integer', stream: 'boolean' } }],
+  agr: [
+    { type: 'run', required: { messages: 'messages' }, optional: { temperature: 'number', top_p: 'number', max_iterations: 'integer', stream: 'boolean' } },
+  ],
   sys: [{ type: 'set_soft_memory', required: { content: 'string' } }],
   exc: [
     { type: 'execute', required: { executor: 'string', code: 'string' } },
@@ -60,8 +62,16 @@ function frame(body: Buffer | string): Buffer {
 
 /** Names of the input categories, for the report. */
 export const CATEGORIES = [
-  'random bytes', 'length over the cap', 'truncated frame', 'invalid UTF-8', 'JSON not an object', 'deeply nested JSON',
-  'wrong field types', 'missing fields', 'unknown or hostile type', 'huge string under the cap',
+  'random bytes',
+  'length over the cap',
+  'truncated frame',
+  'invalid UTF-8',
+  'JSON not an object',
+  'deeply nested JSON',
+  'wrong field types',
+  'missing fields',
+  'unknown or hostile type',
+  'huge string under the cap',
 ] as const;
 
 /** One hostile input. */
@@ -95,7 +105,10 @@ export function hostile(service: string, n: number, random: () => number, maxFra
       return { category, bytes: frame(Buffer.concat([Buffer.from('{"type":"'), Buffer.from(bad), Buffer.from('"}')])) };
     }
     case 'JSON not an object':
-      return { category, bytes: frame(pick(['[]', '[{"type":"ping"}]', '"ping"', '42', 'null', 'true', '""', '1e999', '{"type":"ping"}{"type":"ping"}', ' '])) };
+      return {
+        category,
+        bytes: frame(pick(['[]', '[{"type":"ping"}]', '"ping"', '42', 'null', 'true', '""', '1e999', '{"type":"ping"}{"type":"ping"}', ' '])),
+      };
     case 'deeply nested JSON': {
       const depth = 1000 + Math.floor(random() * 100_000);
       return { category, bytes: frame(`{"type":${'['.repeat(depth)}${']'.repeat(depth)}}`) };
@@ -107,11 +120,19 @@ export function hostile(service: string, n: number, random: () => number, maxFra
       return { category, bytes: frame(JSON.stringify(invalidRequest(shape, category === 'missing fields', random))) };
     }
     case 'unknown or hostile type':
-      return { category, bytes: frame(JSON.stringify({ type: pick(['__proto__', 'constructor', 'toString', 'hasOwnProperty', '../../etc/passwd', 'PING', 'ping ', '', '\u0000', 'x'.repeat(10_000), '🎉']), message: 5 })) };
+      return {
+        category,
+        bytes: frame(
+          JSON.stringify({
+            type: pick(['__proto__', 'constructor', 'toString', 'hasOwnProperty', '../../etc/passwd', 'PING', 'ping ', '', '\u0000', 'x'.repeat(10_000), '🎉']),
+            message: 5,
+          }),
+        ),
+      };
     case 'huge string under the cap': {
       const size = (1 + Math.floor(random() * 3)) * 1024 * 1024;
       const shape = pick(shapes);
-      const field = shape ? Object.keys(shape.required)[0] ?? 'x' : 'x';
+      const field = shape ? (Object.keys(shape.required)[0] ?? 'x') : 'x';
       const request: Record<string, unknown> = { [field]: { huge: 'h'.repeat(size) } };
       if (shape?.type !== undefined) request.type = shape.type;
       return { category, bytes: frame(JSON.stringify(request)) };

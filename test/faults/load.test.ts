@@ -15,7 +15,14 @@ afterAll(async () => {
 
 describe('200 concurrent streaming clients', () => {
   it('all get their complete answer, stored on their own channel', async () => {
-    fs.script({ rules: Array.from({ length: CLIENTS }, (_, i) => ({ match: `[client ${i}]`, reply: `This is the full answer for client number ${i}, end.`, chunkSize: 6, delayMs: 1 })) });
+    fs.script({
+      rules: Array.from({ length: CLIENTS }, (_, i) => ({
+        match: `[client ${i}]`,
+        reply: `This is the full answer for client number ${i}, end.`,
+        chunkSize: 6,
+        delayMs: 1,
+      })),
+    });
     const started = Date.now();
     const results = await Promise.all(
       Array.from({ length: CLIENTS }, async (_, i) => {
@@ -35,7 +42,9 @@ describe('200 concurrent streaming clients', () => {
       expect(done).toMatchObject({ type: 'done', full_text: expected });
     });
     const histories = await Promise.all(Array.from({ length: CLIENTS }, (_, i) => request(fs.socket('mem'), { type: 'get_history', channel_id: `load-${i}` })));
-    histories.forEach((h, i) => expect((h.messages as Frame[]).map((m) => m.content)).toEqual([`[client ${i}] hello`, `This is the full answer for client number ${i}, end.`]));
+    histories.forEach((h, i) =>
+      expect((h.messages as Frame[]).map((m) => m.content)).toEqual([`[client ${i}] hello`, `This is the full answer for client number ${i}, end.`]),
+    );
     record('load.clients', CLIENTS);
     record('load.seconds', Math.round(seconds * 100) / 100, 's');
   });

@@ -69,7 +69,10 @@ describe.each(SERVICE_NAMES.map((s) => [s]))('%s under 10,000 hostile inputs', (
         const n = next++;
         const input = hostile(service, n, random, 16 * 1024 * 1024);
         const result = await send(socketPath, input.bytes);
-        const ok = result.closed && result.protocolError === undefined && (result.frames.length === 0 || (result.frames.length === 1 && result.frames[0]?.type === 'error' && typeof result.frames[0]?.message === 'string'));
+        const ok =
+          result.closed &&
+          result.protocolError === undefined &&
+          (result.frames.length === 0 || (result.frames.length === 1 && result.frames[0]?.type === 'error' && typeof result.frames[0]?.message === 'string'));
         if (ok) answered[input.category] = (answered[input.category] ?? 0) + 1;
         else if (failures.length < 5) failures.push(`${input.category}: ${JSON.stringify(result).slice(0, 300)}`);
       }

@@ -33,19 +33,25 @@ describe('a client that stops reading', () => {
     slow.write(encodeFrame({ message: 'flood me', stream: true }));
     // Wait until the mock's output stops growing: backpressure has reached the LLM.
     let last = -1;
-    await waitFor(async () => {
-      const now = fs.mock.stats.bytesStreamed;
-      const stable = now > 0 && now === last;
-      last = now;
-      await new Promise((r) => setTimeout(r, 300));
-      return stable;
-    }, 'the mock to stall', 30_000);
+    await waitFor(
+      async () => {
+        const now = fs.mock.stats.bytesStreamed;
+        const stable = now > 0 && now === last;
+        last = now;
+        await new Promise((r) => setTimeout(r, 300));
+        return stable;
+      },
+      'the mock to stall',
+      30_000,
+    );
     const streamed = fs.mock.stats.bytesStreamed;
     const total = CHUNKS * (CHUNK.length + 150);
     expect(streamed).toBeLessThan(total / 3);
 
     // Meanwhile other clients are answered normally.
-    const others = await Promise.all(Array.from({ length: 5 }, (_, i) => request(fs.socket('daemon'), { message: `other ${i}`, channel_id: `other-${i}` }, { timeoutMs: 10_000 })));
+    const others = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => request(fs.socket('daemon'), { message: `other ${i}`, channel_id: `other-${i}` }, { timeoutMs: 10_000 })),
+    );
     for (const reply of others) expect(reply).toMatchObject({ type: 'response', content: 'normal answer' });
 
     const after = Object.fromEntries(SERVICE_NAMES.map((s) => [s, rssMiB(fs.pid(s))]));

@@ -11,7 +11,10 @@ export interface CliResult {
 }
 
 /** Runs `zino ...args`; `input` is written to stdin (else stdin is a closed pipe). */
-export function runCli(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv; signalAfter?: { text: string; signal: NodeJS.Signals } } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: { input?: string; env?: NodeJS.ProcessEnv; signalAfter?: { text: string; signal: NodeJS.Signals } } = {},
+): Promise<CliResult> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [CLI_PATH, ...args], { env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';

@@ -17,4 +17,3 @@ export function processesMatching(needle: string): number[] {
   }
   return out;
 }
-

@@ -3,7 +3,11 @@ import net from 'node:net';
 import { FrameDecoder, encodeFrame, type Frame } from '../../src/runtime/index.js';
 
 /** Connects, writes `bytes`, optionally half-closes, and collects every frame until the server closes. */
-export function rawExchange(socketPath: string, bytes: Buffer | Frame, options: { halfClose?: boolean; timeoutMs?: number } = {}): Promise<{ frames: Frame[]; closedByServer: boolean }> {
+export function rawExchange(
+  socketPath: string,
+  bytes: Buffer | Frame,
+  options: { halfClose?: boolean; timeoutMs?: number } = {},
+): Promise<{ frames: Frame[]; closedByServer: boolean }> {
   const payload = Buffer.isBuffer(bytes) ? bytes : encodeFrame(bytes);
   return new Promise((resolve, reject) => {
     const socket = net.createConnection({ path: socketPath, allowHalfOpen: true });

@@ -67,9 +67,15 @@ describe('typed handlers', () => {
   });
 
   it('reject at compile time a message table that leaves out a reply type', () => {
-    interface Ask { type: 'q' }
-    interface A { type: 'a' }
-    interface B { type: 'b' }
+    interface Ask {
+      type: 'q';
+    }
+    interface A {
+      type: 'a';
+    }
+    interface B {
+      type: 'b';
+    }
     const complete = message<Ask, A | B>('q', { a: true, b: true });
     // @ts-expect-error the reply "b" is missing from the table
     const incomplete = message<Ask, A | B>('q', { a: true });
@@ -77,7 +83,7 @@ describe('typed handlers', () => {
     expect(incomplete.replies).toEqual(['a']);
   });
 
-  it('route every message by its wire type, and the daemon\'s ask as the untyped request', () => {
+  it("route every message by its wire type, and the daemon's ask as the untyped request", () => {
     const handlers: HandlersOf<typeof DAEMON> = {
       ask: () => ({ type: 'response', content: 'hi' }),
       status: () => ({ type: 'status', version: 'x', services: {} }),
@@ -109,12 +115,15 @@ describe('typed calls', () => {
 
   it('reject with UPSTREAM_UNAVAILABLE, phase connect and the errno when nothing listens', async () => {
     const mem = new Endpoint(MEM, '/nonexistent/mem.sock', { name: 'mem' });
-    await expect(mem.request('get_soft', {})).rejects.toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', detail: { phase: 'connect', errno: 'ENOENT', service: 'mem' } });
+    await expect(mem.request('get_soft', {})).rejects.toMatchObject({
+      code: 'UPSTREAM_UNAVAILABLE',
+      detail: { phase: 'connect', errno: 'ENOENT', service: 'mem' },
+    });
   });
 });
 
 describe('replies from peers that are not ZINO', () => {
-  it('take a contract rtr\'s capabilities reply, which has no type', async () => {
+  it("take a contract rtr's capabilities reply, which has no type", async () => {
     const peer = await fakePeer([{ streaming: true, model: 'contract-model' }]);
     peers.push(peer.close);
     const rtr = new Endpoint(RTR, peer.socket);
@@ -142,7 +151,12 @@ describe('error codes and detail', () => {
 
   it('carry detail on the wire and back', () => {
     const frame = errorFrame(new ZinoError('UPSTREAM_UNAVAILABLE', 'cannot connect', { detail: { phase: 'connect', errno: 'ECONNREFUSED', service: 'mem' } }));
-    expect(frame).toEqual({ type: 'error', message: 'cannot connect', code: 'UPSTREAM_UNAVAILABLE', detail: { phase: 'connect', errno: 'ECONNREFUSED', service: 'mem' } });
+    expect(frame).toEqual({
+      type: 'error',
+      message: 'cannot connect',
+      code: 'UPSTREAM_UNAVAILABLE',
+      detail: { phase: 'connect', errno: 'ECONNREFUSED', service: 'mem' },
+    });
     const remote = new RemoteError(JSON.parse(JSON.stringify(frame)) as Record<string, unknown>);
     expect(remote).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', detail: { phase: 'connect', errno: 'ECONNREFUSED', service: 'mem' } });
   });

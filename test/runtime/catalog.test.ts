@@ -105,7 +105,11 @@ describe('loadCatalog', () => {
 describe('fabricatorExamples', () => {
   it('returns the user/assistant pairs and skips system messages and unpaired turns', () => {
     const skill = {
-      name: 's', description: '', executor: 'sh', interpreter: [], file: '',
+      name: 's',
+      description: '',
+      executor: 'sh',
+      interpreter: [],
+      file: '',
       fabricator: [
         { role: 'system', content: 'sys' },
         { role: 'user', content: 'u1' },

@@ -208,7 +208,7 @@ describe('stream() over a real socket', () => {
     const bytes = Buffer.concat(frames.map((f) => encodeFrame(f)));
     const socketPath = await rawServer(async (socket) => {
       // Random piece sizes from 1 byte to 64 KiB, with pauses so the reader sees them apart.
-      for (let at = 0; at < bytes.length; ) {
+      for (let at = 0; at < bytes.length;) {
         const size = 1 + Math.floor(random() ** 3 * 65_536);
         const ok = socket.write(bytes.subarray(at, at + size));
         at += size;

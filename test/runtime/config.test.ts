@@ -129,7 +129,10 @@ describe('loadConfig: errors name the file and the key', () => {
   it('warns about unknown sections and keys, suggesting near misses', () => {
     const file = write('ZINO.toml', '[exc]\ntimout = 5\n[agnet]\nx = 1\n');
     const { warnings, config } = loadConfig({ path: file, env: {} });
-    expect(warnings).toEqual([`${file}: unknown section [agnet] ignored (did you mean agent?)`, `${file}: unknown key [exc] timout ignored (did you mean timeout?)`]);
+    expect(warnings).toEqual([
+      `${file}: unknown section [agnet] ignored (did you mean agent?)`,
+      `${file}: unknown key [exc] timout ignored (did you mean timeout?)`,
+    ]);
     expect(config.exc.timeout).toBe(30);
   });
 });

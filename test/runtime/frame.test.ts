@@ -87,7 +87,7 @@ describe('FrameDecoder', () => {
     let insideCharacterSplits = 0;
     for (let run = 0; run < 500; run++) {
       const pieces: Buffer[] = [];
-      for (let at = 0; at < all.length; ) {
+      for (let at = 0; at < all.length;) {
         const size = 1 + Math.floor(random() * 40);
         pieces.push(all.subarray(at, at + size));
         at += size;

@@ -57,12 +57,16 @@ describe('a service process', () => {
     const sockets: net.Socket[] = [];
     try {
       const outcomes = await Promise.all(
-        Array.from({ length: 1000 }, () => new Promise<string>((resolve) => {
-          const socket = net.createConnection({ path: socketPath });
-          sockets.push(socket);
-          socket.once('connect', () => resolve('connected'));
-          socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
-        })),
+        Array.from(
+          { length: 1000 },
+          () =>
+            new Promise<string>((resolve) => {
+              const socket = net.createConnection({ path: socketPath });
+              sockets.push(socket);
+              socket.once('connect', () => resolve('connected'));
+              socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+            }),
+        ),
       );
       expect(outcomes.filter((o) => o !== 'connected')).toEqual([]);
     } finally {

@@ -95,7 +95,15 @@ describe('serve: connection limit', () => {
   it('answers a connection over max_connections with OVERLOADED and keeps serving the others', async () => {
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
-    const { socketPath, server } = await start({ hold: async () => { await held; return { type: 'ok' }; } }, { maxConnections: 1 });
+    const { socketPath, server } = await start(
+      {
+        hold: async () => {
+          await held;
+          return { type: 'ok' };
+        },
+      },
+      { maxConnections: 1 },
+    );
     const first = request(socketPath, { type: 'hold' });
     await waitFor(() => server.connectionCount === 1, 'the first connection');
     await expect(request(socketPath, { type: 'ping' })).rejects.toMatchObject({ code: 'OVERLOADED', message: 'too many connections (1); try again shortly' });
@@ -263,7 +271,10 @@ describe('serve: socket file', () => {
   it('removes a stale socket file and starts', async () => {
     const socketPath = path.join(dir, 'stale.sock');
     // A server that dies without cleaning up leaves a socket file nobody listens on.
-    const made = spawnSync(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(socketPath)}, () => process.kill(process.pid, 'SIGKILL'))`]);
+    const made = spawnSync(process.execPath, [
+      '-e',
+      `require('net').createServer().listen(${JSON.stringify(socketPath)}, () => process.kill(process.pid, 'SIGKILL'))`,
+    ]);
     expect(made.signal).toBe('SIGKILL');
     expect(statSync(socketPath).isSocket()).toBe(true);
     const { lines } = await start({}, {}, socketPath);
@@ -275,7 +286,10 @@ describe('serve: socket file', () => {
     const socketPath = path.join(dir, 'file.sock');
     writeFileSync(socketPath, 'precious');
     const { log } = captureLogger();
-    await expect(serve(socketPath, { handlers: {}, log })).rejects.toMatchObject({ code: 'ADDRESS_IN_USE', message: expect.stringContaining('is not a socket') });
+    await expect(serve(socketPath, { handlers: {}, log })).rejects.toMatchObject({
+      code: 'ADDRESS_IN_USE',
+      message: expect.stringContaining('is not a socket'),
+    });
   });
 
   it('refuses a socket path longer than sun_path allows', async () => {

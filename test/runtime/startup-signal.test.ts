@@ -24,7 +24,11 @@ describe('a SIGTERM while a service starts', () => {
     const { file } = writeTestConfig(temp.dir);
     const data = path.join(temp.dir, 'data', 'mem');
     mkdirSync(data, { recursive: true });
-    const lines = Array.from({ length: 20_000 }, (_, id) => `${JSON.stringify({ id, messages: [{ role: 'user', content: `memory number ${id} about server ${id % 97} and disk ${id % 13}` }], tag: null })}\n`);
+    const lines = Array.from(
+      { length: 20_000 },
+      (_, id) =>
+        `${JSON.stringify({ id, messages: [{ role: 'user', content: `memory number ${id} about server ${id % 97} and disk ${id % 13}` }], tag: null })}\n`,
+    );
     writeFileSync(path.join(data, 'hard_memories.jsonl'), lines.join(''));
     proc = startProcess(CLI_PATH, ['serve', 'mem', '--config', file], { env: { ...process.env, ZINO_LOG_LEVEL: 'info' } });
     await waitFor(() => proc!.logs.some((l) => l.msg === 'configuration loaded'), 'mem to start loading');

@@ -1,5 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidRequestError, chatMessages, forChatApi, isChatMessage, optionalBoolean, optionalInteger, optionalNumber, optionalString, parseMessages, requireNumber, requireString, textOf } from '../../src/runtime/index.js';
+import {
+  InvalidRequestError,
+  chatMessages,
+  forChatApi,
+  isChatMessage,
+  optionalBoolean,
+  optionalInteger,
+  optionalNumber,
+  optionalString,
+  parseMessages,
+  requireNumber,
+  requireString,
+  textOf,
+} from '../../src/runtime/index.js';
 
 function message(fn: () => unknown): string {
   try {
@@ -50,7 +63,12 @@ describe('parseMessages', () => {
   });
 
   it('accepts any role string, as the contract does', () => {
-    expect(parseMessages([{ role: 'function', content: '{}' }, { role: 'wizard', content: 'x' }])).toHaveLength(2);
+    expect(
+      parseMessages([
+        { role: 'function', content: '{}' },
+        { role: 'wizard', content: 'x' },
+      ]),
+    ).toHaveLength(2);
   });
 
   it.each([
@@ -71,7 +89,9 @@ describe('parseMessages', () => {
 
 describe('chatMessages and forChatApi', () => {
   it('keep the valid {role, content} entries only', () => {
-    expect(chatMessages([{ role: 'user', content: 'a', x: 1 }, { role: '', content: 'b' }, { role: 'tool' }, null, 'x', { role: 'tool', content: 'c' }])).toEqual([
+    expect(
+      chatMessages([{ role: 'user', content: 'a', x: 1 }, { role: '', content: 'b' }, { role: 'tool' }, null, 'x', { role: 'tool', content: 'c' }]),
+    ).toEqual([
       { role: 'user', content: 'a' },
       { role: 'tool', content: 'c' },
     ]);

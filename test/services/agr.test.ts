@@ -27,7 +27,11 @@ afterAll(async () => {
   const exits = await suite.stop();
   await mock.close();
   cleanup();
-  expect(Object.values(exits)).toEqual([{ code: 0, signal: null }, { code: 0, signal: null }, { code: 0, signal: null }]);
+  expect(Object.values(exits)).toEqual([
+    { code: 0, signal: null },
+    { code: 0, signal: null },
+    { code: 0, signal: null },
+  ]);
 });
 
 function script(value: MockScript): void {
@@ -36,7 +40,10 @@ function script(value: MockScript): void {
 beforeEach(() => script({}));
 
 const call = (code: string, name = 'execute_bash') => `<tool_call>\n${JSON.stringify({ name, arguments: { code } })}\n</tool_call>`;
-const USER = [{ role: 'system', content: 'You are a test.' }, { role: 'user', content: 'please check' }];
+const USER = [
+  { role: 'system', content: 'You are a test.' },
+  { role: 'user', content: 'please check' },
+];
 const run = (extra: Frame = {}): Frame => ({ type: 'run', messages: USER, temperature: 0.5, top_p: 1, ...extra });
 
 async function frames(extra: Frame = {}): Promise<Frame[]> {
@@ -68,7 +75,9 @@ describe('agr run, collected', () => {
       ],
     });
     const reply = await request(suite.get('agr').socket, run());
-    expect(reply.content).toBe(`A ${call('echo one')}\n<tool_response>\none\n</tool_response>\n B ${call('exit 3')}\n<tool_response>\n[exit code: 3]\n</tool_response>\n Cdone`);
+    expect(reply.content).toBe(
+      `A ${call('echo one')}\n<tool_response>\none\n</tool_response>\n B ${call('exit 3')}\n<tool_response>\n[exit code: 3]\n</tool_response>\n Cdone`,
+    );
     expect(reply.iterations).toBe(2);
   });
 
@@ -101,14 +110,19 @@ describe('agr run, collected', () => {
   it('tells the model about malformed JSON, unknown tools and skills, empty code, and keeps looping', async () => {
     script({
       rules: [
-        { role: 'user', reply: `<tool_call>{"name": "execute_bash", "arguments": {"code": "ls"</tool_call><tool_call>${JSON.stringify({ name: 'execute_ruby', arguments: { code: 'puts 1' } })}</tool_call><task>{"skill":"cobol","request":"x"}</task><tool_call>{"name":"execute_bash","arguments":{"code":"  "}}</tool_call>` },
+        {
+          role: 'user',
+          reply: `<tool_call>{"name": "execute_bash", "arguments": {"code": "ls"</tool_call><tool_call>${JSON.stringify({ name: 'execute_ruby', arguments: { code: 'puts 1' } })}</tool_call><task>{"skill":"cobol","request":"x"}</task><tool_call>{"name":"execute_bash","arguments":{"code":"  "}}</tool_call>`,
+        },
         { role: 'assistant', reply: 'I will fix that.' },
       ],
     });
     const reply = await request(suite.get('agr').socket, run());
     const responses = [...String(reply.content).matchAll(/<(?:tool|task)_response>\n(.*)\n<\/(?:tool|task)_response>/g)].map((m) => m[1]);
     expect(responses).toEqual([
-      expect.stringMatching(/^error: the <tool_call> block is not valid JSON \(.*\)\. Write exactly one JSON object; inside a string, write "<\/tool_call>" as "<\\\/tool_call>"\.$/),
+      expect.stringMatching(
+        /^error: the <tool_call> block is not valid JSON \(.*\)\. Write exactly one JSON object; inside a string, write "<\/tool_call>" as "<\\\/tool_call>"\.$/,
+      ),
       'error: unknown tool "execute_ruby" (available: execute_bash, execute_python3)',
       'error: unknown skill "cobol" (available: bash, python)',
       'error: the call to execute_bash has empty code; nothing was run',
@@ -118,9 +132,16 @@ describe('agr run, collected', () => {
   });
 
   it('refuses a block larger than [agr] max_block_bytes and says why', async () => {
-    script({ rules: [{ role: 'user', reply: call(`echo ${'x'.repeat(5000)}`) }, { role: 'assistant', reply: 'ok' }] });
+    script({
+      rules: [
+        { role: 'user', reply: call(`echo ${'x'.repeat(5000)}`) },
+        { role: 'assistant', reply: 'ok' },
+      ],
+    });
     const reply = await request(suite.get('agr').socket, run());
-    expect(reply.content).toMatch(/<tool_response>\nerror: the <tool_call> block is \d+ bytes, more than the limit of 4096 bytes \(\[agr\] max_block_bytes\); it was not executed\. Send a shorter program\.\n<\/tool_response>/);
+    expect(reply.content).toMatch(
+      /<tool_response>\nerror: the <tool_call> block is \d+ bytes, more than the limit of 4096 bytes \(\[agr\] max_block_bytes\); it was not executed\. Send a shorter program\.\n<\/tool_response>/,
+    );
     expect(reply.content).toMatch(/\[… \d+ bytes omitted\]/);
   });
 
@@ -131,7 +152,9 @@ describe('agr run, collected', () => {
 
   it('rejects a malformed run request', async () => {
     await expect(request(suite.get('agr').socket, { type: 'run', messages: 'hi' })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
-    await expect(request(suite.get('agr').socket, run({ max_iterations: 0 }))).rejects.toMatchObject({ message: 'field "max_iterations" must be at least 1, got 0' });
+    await expect(request(suite.get('agr').socket, run({ max_iterations: 0 }))).rejects.toMatchObject({
+      message: 'field "max_iterations" must be at least 1, got 0',
+    });
     expect(mock.stats.requests).toBe(0);
   });
 });
@@ -140,7 +163,11 @@ describe('agr run, streamed', () => {
   it("sends a block's response as a chunk before the model's later text", async () => {
     script({
       rules: [
-        { role: 'user', chunks: ['Before ', '<tool_', 'call>\n{"name":"execute_bash","arguments":{"code":"echo mid"}}\n</tool', '_call>', ' after', ' the', ' call.'], delayMs: 30 },
+        {
+          role: 'user',
+          chunks: ['Before ', '<tool_', 'call>\n{"name":"execute_bash","arguments":{"code":"echo mid"}}\n</tool', '_call>', ' after', ' the', ' call.'],
+          delayMs: 30,
+        },
         { role: 'assistant', chunks: [' Final', ' words.'] },
       ],
     });
@@ -159,7 +186,12 @@ describe('agr run, streamed', () => {
   });
 
   it('sends event frames only when asked', async () => {
-    const rules = { rules: [{ role: 'user', reply: call('echo evt') }, { role: 'assistant', reply: 'ok', usage: { prompt_tokens: 5, completion_tokens: 1 } }] };
+    const rules = {
+      rules: [
+        { role: 'user', reply: call('echo evt') },
+        { role: 'assistant', reply: 'ok', usage: { prompt_tokens: 5, completion_tokens: 1 } },
+      ],
+    };
     script(rules);
     const plain = await frames({ stream: true });
     expect(new Set(plain.map((f) => f.type))).toEqual(new Set(['chunk', 'done']));
@@ -202,9 +234,16 @@ describe('agr when exc is down', () => {
     const { dir, cleanup: done } = tempDir('zagr2');
     const lone = await startServices(['rtr', 'agr'], dir, { api: { base_url: mock.baseUrl, key: 'k' }, service: { model: 'm' } });
     try {
-      script({ rules: [{ role: 'user', reply: call('echo hi') }, { role: 'assistant', reply: 'sorry' }] });
+      script({
+        rules: [
+          { role: 'user', reply: call('echo hi') },
+          { role: 'assistant', reply: 'sorry' },
+        ],
+      });
       const reply = await request(lone.get('agr').socket, run());
-      expect(reply.content).toMatch(/<tool_response>\nerror: the code could not be run: cannot connect to exc at .*exc\.sock: ENOENT .*\n<\/tool_response>\nsorry$/);
+      expect(reply.content).toMatch(
+        /<tool_response>\nerror: the code could not be run: cannot connect to exc at .*exc\.sock: ENOENT .*\n<\/tool_response>\nsorry$/,
+      );
       expect(reply.iterations).toBe(2);
     } finally {
       await lone.stop();
@@ -218,9 +257,16 @@ describe('the demo model driving the loop', () => {
     const { dir, cleanup: done } = tempDir('zdemo');
     const demo = await startServices(['rtr', 'exc', 'agr'], dir, { api: { base_url: 'demo' }, exc: { sandbox: 'none' } });
     try {
-      const reply = await request(demo.get('agr').socket, { type: 'run', messages: [{ role: 'user', content: 'what is the uptime of this machine?' }], temperature: 0.7, top_p: 1 });
+      const reply = await request(demo.get('agr').socket, {
+        type: 'run',
+        messages: [{ role: 'user', content: 'what is the uptime of this machine?' }],
+        temperature: 0.7,
+        top_p: 1,
+      });
       expect(reply.iterations).toBe(2);
-      expect(reply.content).toMatch(/^Let me check the uptime and load on this machine\.\n<tool_call>\n\{"name":"execute_bash","arguments":\{"code":"uptime"\}\}\n<\/tool_call>\n<tool_response>\n.*load average.*\n<\/tool_response>\n/s);
+      expect(reply.content).toMatch(
+        /^Let me check the uptime and load on this machine\.\n<tool_call>\n\{"name":"execute_bash","arguments":\{"code":"uptime"\}\}\n<\/tool_call>\n<tool_response>\n.*load average.*\n<\/tool_response>\n/s,
+      );
       expect(reply.content).toContain('It ran successfully. It printed 1 line:');
     } finally {
       await demo.stop();

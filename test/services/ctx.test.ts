@@ -22,7 +22,13 @@ beforeEach(() => {
   mkdirSync(path.join(dir, 'skills'), { recursive: true });
   writeFileSync(
     path.join(dir, 'skills', 'demo.json'),
-    JSON.stringify({ name: 'demo', description: 'demo skill', meta: { executor: 'bash' }, interpreter: [], fabricator: [{ role: 'system', content: 'write bash' }, ...EXAMPLES] }),
+    JSON.stringify({
+      name: 'demo',
+      description: 'demo skill',
+      meta: { executor: 'bash' },
+      interpreter: [],
+      fabricator: [{ role: 'system', content: 'write bash' }, ...EXAMPLES],
+    }),
   );
 });
 afterEach(async () => {
@@ -70,7 +76,15 @@ describe('ctx: build', () => {
     const reply = await build(ctx, { channel_id: 'c', user_message: 'please restart nginx' });
     expect(reply).toEqual({
       type: 'context',
-      messages: [...EXAMPLES, user('how to restart nginx'), assistant('systemctl restart nginx'), user('restart postgres'), assistant('h2'), user('h3'), assistant('h4')],
+      messages: [
+        ...EXAMPLES,
+        user('how to restart nginx'),
+        assistant('systemctl restart nginx'),
+        user('restart postgres'),
+        assistant('h2'),
+        user('h3'),
+        assistant('h4'),
+      ],
     });
     // Without channel_id (absent or null): no history.
     const noChannel = await build(ctx, { user_message: 'please restart nginx', channel_id: null });
@@ -162,10 +176,12 @@ describe('ctx: build', () => {
     expect(await build(ctx, { channel_id: 'c', user_message: 'q' })).toEqual({ type: 'context', messages: EXAMPLES });
     expect(performance.now() - started).toBeLessThan(3000);
     const warnings = ctx.logs.filter((l) => l.msg === 'context part left out: mem failed');
-    expect(warnings).toEqual(expect.arrayContaining([
-      expect.objectContaining({ part: 'hard_memories', code: 'UPSTREAM_ERROR' }),
-      expect.objectContaining({ part: 'history', code: 'TIMEOUT' }),
-    ]));
+    expect(warnings).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ part: 'hard_memories', code: 'UPSTREAM_ERROR' }),
+        expect.objectContaining({ part: 'history', code: 'TIMEOUT' }),
+      ]),
+    );
     // ctx closed its connection: the slow request was cancelled on mem's side.
     await waitFor(() => cancelled, 'the slow request to be cancelled');
   });

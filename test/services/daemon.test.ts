@@ -68,12 +68,22 @@ describe('daemon', () => {
     const out = await frames(group, { message: 'hi', stream: true });
     // Chunks that queue up along the way may be joined; their text and order never change.
     expect(new Set(out.slice(0, -1).map((f) => f.type))).toEqual(new Set(['chunk']));
-    expect(out.slice(0, -1).map((f) => f.delta).join('')).toBe('one two three');
+    expect(
+      out
+        .slice(0, -1)
+        .map((f) => f.delta)
+        .join(''),
+    ).toBe('one two three');
     expect(out.at(-1)).toMatchObject({ type: 'done', full_text: 'one two three' });
   });
 
   it('passes agr event frames through only when asked', async () => {
-    script({ rules: [{ role: 'user', reply: '<tool_call>{"name":"execute_bash","arguments":{"code":"echo x"}}</tool_call>' }, { role: 'assistant', reply: 'ok' }] });
+    script({
+      rules: [
+        { role: 'user', reply: '<tool_call>{"name":"execute_bash","arguments":{"code":"echo x"}}</tool_call>' },
+        { role: 'assistant', reply: 'ok' },
+      ],
+    });
     const group = await suite(ALL);
     const types = (await frames(group, { message: 'hi', stream: true, events: true })).map((f) => f.type);
     expect(types).toEqual(expect.arrayContaining(['iteration', 'tool_call', 'tool_result', 'done']));
@@ -87,7 +97,12 @@ describe('daemon', () => {
     expect(await request(group.get('daemon').socket, { message: 'hi' })).toMatchObject({ type: 'response', content: 'straight from rtr', via: 'rtr' });
     const out = await frames(group, { message: 'hi', stream: true, channel_id: 'f' });
     expect(out.at(-1)).toMatchObject({ type: 'done', full_text: 'straight from rtr', via: 'rtr' });
-    expect(out.filter((f) => f.type === 'chunk').map((f) => f.delta).join('')).toBe('straight from rtr');
+    expect(
+      out
+        .filter((f) => f.type === 'chunk')
+        .map((f) => f.delta)
+        .join(''),
+    ).toBe('straight from rtr');
     expect(group.get('daemon').logs.some((l) => l.msg === 'agr unreachable; answering through rtr directly')).toBe(true);
     const history = await request(group.get('mem').socket, { type: 'get_history', channel_id: 'f' });
     expect(history.messages).toHaveLength(2);
@@ -108,7 +123,13 @@ describe('daemon', () => {
     expect(await request(group.get('daemon').socket, { message: 'hi', channel_id: 'x' })).toMatchObject({ type: 'response', content: 'still here' });
     expect(mock.stats.bodies[0]?.messages).toEqual([{ role: 'user', content: 'hi' }]);
     const msgs = group.get('daemon').logs.map((l) => l.msg);
-    expect(msgs).toEqual(expect.arrayContaining(['no system prompt: sys failed; answering without it', 'no context: ctx failed; answering without it', 'exchange not stored: mem failed']));
+    expect(msgs).toEqual(
+      expect.arrayContaining([
+        'no system prompt: sys failed; answering without it',
+        'no context: ctx failed; answering without it',
+        'exchange not stored: mem failed',
+      ]),
+    );
   });
 
   it('keeps the skill examples when mem is slow rather than down (regression: ctx waited as long as the daemon)', async () => {
@@ -120,7 +141,10 @@ describe('daemon', () => {
     const silent = net.createServer(() => undefined);
     await new Promise<void>((r) => silent.listen(path.join(dir, 'run', 'mem.sock'), r));
     const group = await startServices(['sys', 'ctx', 'rtr', 'exc', 'agr', 'daemon'], dir, {
-      api: { base_url: mock.baseUrl, key: 'k' }, service: { model: 'm' }, exc: { sandbox: 'none' }, daemon: { dependency_timeout_ms: 1000 },
+      api: { base_url: mock.baseUrl, key: 'k' },
+      service: { model: 'm' },
+      exc: { sandbox: 'none' },
+      daemon: { dependency_timeout_ms: 1000 },
     });
     try {
       expect(await request(group.get('daemon').socket, { message: 'hi' })).toMatchObject({ content: 'answered' });
@@ -176,9 +200,20 @@ describe('daemon', () => {
       await barrier;
     };
     const { log } = captureLogger();
-    const fakeSys = await serve(path.join(dir, 'run', 'sys.sock'), { log, handlers: { get: async () => (await arrive(), { type: 'system_prompt', content: 'SYS' }) } });
-    const fakeCtx = await serve(path.join(dir, 'run', 'ctx.sock'), { log, handlers: { build: async () => (await arrive(), { type: 'context', messages: [{ role: 'user', content: 'CTX' }] }) } });
-    const group = await startServices(['rtr', 'agr', 'exc', 'daemon'], dir, { api: { base_url: mock.baseUrl, key: 'k' }, service: { model: 'm' }, exc: { sandbox: 'none' }, daemon: { dependency_timeout_ms: 2000 } });
+    const fakeSys = await serve(path.join(dir, 'run', 'sys.sock'), {
+      log,
+      handlers: { get: async () => (await arrive(), { type: 'system_prompt', content: 'SYS' }) },
+    });
+    const fakeCtx = await serve(path.join(dir, 'run', 'ctx.sock'), {
+      log,
+      handlers: { build: async () => (await arrive(), { type: 'context', messages: [{ role: 'user', content: 'CTX' }] }) },
+    });
+    const group = await startServices(['rtr', 'agr', 'exc', 'daemon'], dir, {
+      api: { base_url: mock.baseUrl, key: 'k' },
+      service: { model: 'm' },
+      exc: { sandbox: 'none' },
+      daemon: { dependency_timeout_ms: 2000 },
+    });
     try {
       expect(await request(group.get('daemon').socket, { message: 'hi' })).toMatchObject({ content: 'ok' });
       expect(mock.stats.bodies[0]?.messages).toEqual([
@@ -210,7 +245,9 @@ describe('daemon', () => {
     await expect(request(socket, {})).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: 'missing required field "message"' });
     await expect(request(socket, { message: '   ' })).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: 'field "message" must not be empty' });
     await expect(request(socket, { message: 'hi', channel_id: 5 })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
-    await expect(request(socket, { message: 'hi', channel_id: 'x'.repeat(300) })).rejects.toMatchObject({ message: 'field "channel_id" must be at most 256 UTF-8 bytes, got 300' });
+    await expect(request(socket, { message: 'hi', channel_id: 'x'.repeat(300) })).rejects.toMatchObject({
+      message: 'field "channel_id" must be at most 256 UTF-8 bytes, got 300',
+    });
     await expect(request(socket, { message: 'hi', stream: 'yes' })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
   });
 
@@ -231,11 +268,19 @@ describe('daemon', () => {
   });
 
   it('carries one request_id through daemon, agr, rtr and exc logs', async () => {
-    script({ rules: [{ role: 'user', reply: '<tool_call>{"name":"execute_bash","arguments":{"code":"true"}}</tool_call>' }, { role: 'assistant', reply: 'ok' }] });
+    script({
+      rules: [
+        { role: 'user', reply: '<tool_call>{"name":"execute_bash","arguments":{"code":"true"}}</tool_call>' },
+        { role: 'assistant', reply: 'ok' },
+      ],
+    });
     const group = await suite(ALL);
     await request(group.get('daemon').socket, { message: 'trace me', request_id: 'trace-42' });
     for (const name of ['daemon', 'sys', 'ctx', 'agr', 'rtr', 'exc'] as const) {
-      expect(group.get(name).logs.some((l) => l.request_id === 'trace-42'), name).toBe(true);
+      expect(
+        group.get(name).logs.some((l) => l.request_id === 'trace-42'),
+        name,
+      ).toBe(true);
     }
   });
 });

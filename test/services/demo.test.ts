@@ -51,7 +51,9 @@ describe('demo model', () => {
     expect(bash).toBe('free -h');
     const python = demoReply([{ role: 'system', content: "fabricator step of ZINO's python skill" }, ...user('check memory [KCR] plan')]);
     expect(python).toContain('subprocess.run("free -h", shell=True');
-    expect(demoReply([{ role: 'system', content: 'fabricator' }, ...user('compose a sonnet [KCR] plan')])).toBe("echo 'The demo model cannot write code for: compose a sonnet'");
+    expect(demoReply([{ role: 'system', content: 'fabricator' }, ...user('compose a sonnet [KCR] plan')])).toBe(
+      "echo 'The demo model cannot write code for: compose a sonnet'",
+    );
   });
 
   it('streams word-sized pieces that add up to the reply, then usage', async () => {

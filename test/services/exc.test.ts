@@ -47,7 +47,12 @@ describe('exc capabilities', () => {
       max_output_bytes: 1048576,
       sandbox: { mode: 'none', active: false },
       executors: {
-        bash: { command: ['bash', '--noprofile', '--norc'], file_extension: '.sh', tool: 'execute_bash', static_analysis: expect.arrayContaining(['shellcheck']) },
+        bash: {
+          command: ['bash', '--noprofile', '--norc'],
+          file_extension: '.sh',
+          tool: 'execute_bash',
+          static_analysis: expect.arrayContaining(['shellcheck']),
+        },
         python3: { command: ['python3', '-u'], file_extension: '.py', tool: 'execute_python3', validator_available: true },
       },
     });
@@ -78,7 +83,10 @@ describe('exc execute', () => {
   it('answers an unknown executor with an error result and keeps serving', async () => {
     const { service } = await exc();
     expect(await run(service, 'cobol', 'DISPLAY "HI".')).toEqual({
-      type: 'result', exit_code: 127, stdout: '', stderr: 'zino-exc: unknown executor "cobol" (available: bash, python3)',
+      type: 'result',
+      exit_code: 127,
+      stdout: '',
+      stderr: 'zino-exc: unknown executor "cobol" (available: bash, python3)',
     });
     expect(await request(service.socket, { type: 'ping' })).toEqual({ type: 'pong' });
   });
@@ -106,7 +114,10 @@ describe('exc execute', () => {
 
   it('rejects a request without executor or code', async () => {
     const { service } = await exc();
-    await expect(request(service.socket, { type: 'execute', code: 'ls' })).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: 'missing required field "executor"' });
+    await expect(request(service.socket, { type: 'execute', code: 'ls' })).rejects.toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: 'missing required field "executor"',
+    });
     await expect(request(service.socket, { type: 'execute', executor: 'bash', code: ['ls'] })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
   });
 
@@ -194,7 +205,10 @@ describe('exc validate', () => {
       const tools = path.join(toolsRoot, 'tools');
       mkdirSync(tools);
       writeFileSync(path.join(tools, 'sh.json'), JSON.stringify({ meta: { executor: 'sh', file_extension: '.sh' } }));
-      writeFileSync(path.join(tools, 'bash.json'), JSON.stringify({ meta: { executor: 'bash', file_extension: '.sh', static_analysis: 'no-such-linter-xyz' } }));
+      writeFileSync(
+        path.join(tools, 'bash.json'),
+        JSON.stringify({ meta: { executor: 'bash', file_extension: '.sh', static_analysis: 'no-such-linter-xyz' } }),
+      );
       const { service } = await exc({ tools: { dir: tools } });
       expect(await request(service.socket, { type: 'validate', executor: 'sh', code: 'rm -rf $x/*' })).toEqual({ type: 'validation', ok: true, errors: '' });
       expect(await request(service.socket, { type: 'validate', executor: 'bash', code: 'rm -rf $x/*' })).toEqual({ type: 'validation', ok: true, errors: '' });
@@ -237,7 +251,11 @@ describe('exc sandbox', () => {
     }
     const hostFile = path.join(dir, 'visible-on-host.txt');
     writeFileSync(hostFile, 'x');
-    const fs = await run(service, 'bash', `touch /etc/zino-was-here 2>&1 | grep -c "Read-only" ; ls ${hostFile} 2>&1 | grep -c "No such file"; echo ok > in-workdir.txt && cat in-workdir.txt`);
+    const fs = await run(
+      service,
+      'bash',
+      `touch /etc/zino-was-here 2>&1 | grep -c "Read-only" ; ls ${hostFile} 2>&1 | grep -c "No such file"; echo ok > in-workdir.txt && cat in-workdir.txt`,
+    );
     expect(fs.stdout).toBe('1\n1\nok\n');
     expect(existsSync('/etc/zino-was-here')).toBe(false);
   });
@@ -263,9 +281,14 @@ describe('exc sandbox', () => {
       expect(await request(required.service.socket, { type: 'capabilities' })).toMatchObject({
         sandbox: { mode: 'bwrap', active: false, reason: '[exc] sandbox = "bwrap" but bubblewrap (bwrap) is not installed' },
       });
-      await expect(run(required.service, 'bash', 'echo hi')).rejects.toMatchObject({ code: 'NOT_CONFIGURED', message: '[exc] sandbox = "bwrap" but bubblewrap (bwrap) is not installed' });
+      await expect(run(required.service, 'bash', 'echo hi')).rejects.toMatchObject({
+        code: 'NOT_CONFIGURED',
+        message: '[exc] sandbox = "bwrap" but bubblewrap (bwrap) is not installed',
+      });
       const auto = await exc({ exc: { sandbox: 'auto' } }, { PATH: bin });
-      expect(await request(auto.service.socket, { type: 'capabilities' })).toMatchObject({ sandbox: { mode: 'auto', active: false, reason: 'running without a sandbox: bubblewrap (bwrap) is not installed' } });
+      expect(await request(auto.service.socket, { type: 'capabilities' })).toMatchObject({
+        sandbox: { mode: 'auto', active: false, reason: 'running without a sandbox: bubblewrap (bwrap) is not installed' },
+      });
       expect(await run(auto.service, 'bash', 'echo hi')).toMatchObject({ stdout: 'hi\n', sandboxed: false });
     } finally {
       cleanup();

@@ -186,6 +186,8 @@ describe('mem: crash safety', () => {
     expect(await env.call({ type: 'get_history', channel_id: 'mid', limit: 2 })).toEqual({ type: 'history', messages: [user('a'), user('b')] });
     expect((await env.call({ type: 'search_hard', query: 'gamma' })).results).toMatchObject([{ id: 2, messages: [user('gamma')] }]);
     expect(await env.call({ type: 'store_hard', messages: [user('delta')] })).toEqual({ type: 'ok', id: 3 });
-    expect(mem.logs.filter((l) => l.level === 'error').map((l) => l.msg)).toEqual(expect.arrayContaining(['corrupt hard memory line skipped', 'corrupt history line skipped']));
+    expect(mem.logs.filter((l) => l.level === 'error').map((l) => l.msg)).toEqual(
+      expect.arrayContaining(['corrupt hard memory line skipped', 'corrupt history line skipped']),
+    );
   });
 });

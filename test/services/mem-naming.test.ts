@@ -58,7 +58,25 @@ describe('channel file names', () => {
   });
 
   it('is injective over a sample of tricky ids', () => {
-    const ids = ['a/b', 'a_b', 'a%2Fb', 'a%2fb', 'A/B', 'a.b', 'a b', 'a\u0000b', '..', '.', '...', 'ü', 'u\u0308', 'Ü', 'x'.repeat(120), 'x'.repeat(121), 'x'.repeat(256)];
+    const ids = [
+      'a/b',
+      'a_b',
+      'a%2Fb',
+      'a%2fb',
+      'A/B',
+      'a.b',
+      'a b',
+      'a\u0000b',
+      '..',
+      '.',
+      '...',
+      'ü',
+      'u\u0308',
+      'Ü',
+      'x'.repeat(120),
+      'x'.repeat(121),
+      'x'.repeat(256),
+    ];
     const names = ids.map(channelFileName);
     expect(new Set(names).size).toBe(ids.length);
   });

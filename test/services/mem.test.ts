@@ -67,8 +67,29 @@ describe('mem: chat history', () => {
 
   it('keeps ids that try traversal or collision apart, each in its own file inside data_dir/history', async () => {
     const ids = [
-      '../x', '../../../../tmp/evil', '/etc/passwd', '/abs/path', 'a/b', 'a_b', 'a%2Fb', 'a%2fb', 'a\\b', '.', '..', '...',
-      'Chat', 'chat', 'CHAT', 'nul\u0000byte', 'nul', 'ü', 'u\u0308', ' ', 'x'.repeat(256), `${'x'.repeat(255)}y`, '日本語'.repeat(28),
+      '../x',
+      '../../../../tmp/evil',
+      '/etc/passwd',
+      '/abs/path',
+      'a/b',
+      'a_b',
+      'a%2Fb',
+      'a%2fb',
+      'a\\b',
+      '.',
+      '..',
+      '...',
+      'Chat',
+      'chat',
+      'CHAT',
+      'nul\u0000byte',
+      'nul',
+      'ü',
+      'u\u0308',
+      ' ',
+      'x'.repeat(256),
+      `${'x'.repeat(255)}y`,
+      '日本語'.repeat(28),
     ];
     await env.start();
     for (const [i, id] of ids.entries()) {

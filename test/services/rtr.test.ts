@@ -59,7 +59,11 @@ describe('rtr capabilities', () => {
   it('reports streaming and the model', async () => {
     const service = await rtr();
     expect(await request(service.socket, { type: 'capabilities' })).toEqual({
-      type: 'capabilities', streaming: true, model: 'mock-model', backend: 'openai', configured: true,
+      type: 'capabilities',
+      streaming: true,
+      model: 'mock-model',
+      backend: 'openai',
+      configured: true,
     });
   });
 });
@@ -77,7 +81,12 @@ describe('rtr infer against the mock LLM', () => {
       { type: 'done', full_text: 'Hello there, world!', usage: { prompt_tokens: 11, completion_tokens: 7 } },
     ]);
     expect(mock.stats.bodies[0]).toMatchObject({
-      model: 'mock-model', messages: USER, temperature: 0.3, top_p: 0.9, stream: true, stream_options: { include_usage: true },
+      model: 'mock-model',
+      messages: USER,
+      temperature: 0.3,
+      top_p: 0.9,
+      stream: true,
+      stream_options: { include_usage: true },
     });
     expect(mock.stats.authorizations[0]).toBe('Bearer sk-test');
   });
@@ -204,10 +213,19 @@ describe('rtr infer against the mock LLM', () => {
   it('rejects a malformed infer with INVALID_REQUEST and never calls the LLM', async () => {
     resetMock({});
     const service = await rtr();
-    await expect(request(service.socket, { type: 'infer', temperature: 0.7, top_p: 1, stream: false })).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: 'missing required field "messages"' });
-    await expect(request(service.socket, { type: 'infer', messages: [], stream: false })).rejects.toMatchObject({ message: 'field "messages" must not be empty' });
-    await expect(request(service.socket, { type: 'infer', messages: USER, temperature: 'hot' })).rejects.toMatchObject({ message: 'field "temperature" must be a number, got a string' });
-    await expect(request(service.socket, { type: 'infer', messages: USER, top_p: 3 })).rejects.toMatchObject({ message: 'field "top_p" must be at most 1, got 3' });
+    await expect(request(service.socket, { type: 'infer', temperature: 0.7, top_p: 1, stream: false })).rejects.toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: 'missing required field "messages"',
+    });
+    await expect(request(service.socket, { type: 'infer', messages: [], stream: false })).rejects.toMatchObject({
+      message: 'field "messages" must not be empty',
+    });
+    await expect(request(service.socket, { type: 'infer', messages: USER, temperature: 'hot' })).rejects.toMatchObject({
+      message: 'field "temperature" must be a number, got a string',
+    });
+    await expect(request(service.socket, { type: 'infer', messages: USER, top_p: 3 })).rejects.toMatchObject({
+      message: 'field "top_p" must be at most 1, got 3',
+    });
     expect(mock.stats.requests).toBe(0);
   });
 });
@@ -239,7 +257,9 @@ describe('rtr cancellation', () => {
     resetMock({ rules: [{ status: 503, retryAfter: '0.3' }] });
     const service = await rtr();
     const controller = new AbortController();
-    const pending = request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false }, { signal: controller.signal }).catch((e: unknown) => e);
+    const pending = request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false }, { signal: controller.signal }).catch(
+      (e: unknown) => e,
+    );
     await waitFor(() => mock.stats.requests === 1, 'the first attempt');
     controller.abort();
     await pending;
@@ -253,7 +273,13 @@ describe('rtr without a usable configuration', () => {
   it('starts, answers ping and capabilities, and answers infer with what to configure', async () => {
     const service = await rtr({ api: { base_url: '', key: '' }, service: { model: '' } });
     expect(await request(service.socket, { type: 'ping' })).toEqual({ type: 'pong' });
-    expect(await request(service.socket, { type: 'capabilities' })).toEqual({ type: 'capabilities', streaming: true, model: '', backend: 'none', configured: false });
+    expect(await request(service.socket, { type: 'capabilities' })).toEqual({
+      type: 'capabilities',
+      streaming: true,
+      model: '',
+      backend: 'none',
+      configured: false,
+    });
     await expect(request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: true })).rejects.toMatchObject({
       code: 'NOT_CONFIGURED',
       message: expect.stringMatching(/^no LLM endpoint configured: set \[api\] base_url in ZINO\.toml \(OpenAI .*Ollama .*llama\.cpp .*vLLM .*"demo"/),
@@ -277,7 +303,13 @@ describe('rtr with the demo model', () => {
   it('streams a tool call for a question about the machine', async () => {
     const service = await rtr({ api: { base_url: 'demo', key: '' }, service: { model: '' } });
     expect(await request(service.socket, { type: 'capabilities' })).toMatchObject({ model: 'zino-demo', backend: 'demo', configured: true });
-    const frames = await collect(service.socket, { type: 'infer', messages: [{ role: 'user', content: 'How much disk space is free?' }], temperature: 0.7, top_p: 1, stream: true });
+    const frames = await collect(service.socket, {
+      type: 'infer',
+      messages: [{ role: 'user', content: 'How much disk space is free?' }],
+      temperature: 0.7,
+      top_p: 1,
+      stream: true,
+    });
     const done = frames.at(-1) as { type: string; full_text: string };
     expect(frames.filter((f) => f.type === 'chunk').length).toBeGreaterThan(5);
     expect(done.type).toBe('done');
@@ -287,7 +319,13 @@ describe('rtr with the demo model', () => {
 
   it('explains how to configure a real endpoint when asked something else', async () => {
     const service = await rtr({ api: { base_url: 'demo', key: '' } });
-    const reply = await request(service.socket, { type: 'infer', messages: [{ role: 'user', content: 'Tell me a joke' }], temperature: 0.7, top_p: 1, stream: false });
+    const reply = await request(service.socket, {
+      type: 'infer',
+      messages: [{ role: 'user', content: 'Tell me a joke' }],
+      temperature: 0.7,
+      top_p: 1,
+      stream: false,
+    });
     expect(reply.content).toMatch(/demo model/);
     expect(reply.content).toMatch(/OpenRouter/);
     expect(reply.content).toMatch(/Ollama/);

@@ -71,7 +71,10 @@ describe('sys set_soft_memory', () => {
 
   it('rejects a request without content', async () => {
     const { service } = await sys();
-    await expect(request(service.socket, { type: 'set_soft_memory' })).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: 'missing required field "content"' });
+    await expect(request(service.socket, { type: 'set_soft_memory' })).rejects.toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: 'missing required field "content"',
+    });
     await expect(request(service.socket, { type: 'set_soft_memory', content: 42 })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
   });
 });
@@ -132,12 +135,26 @@ describe('sys reload', () => {
 
 describe('renderPrompt', () => {
   it('collapses the blank lines an empty value leaves behind', () => {
-    const text = renderPrompt({ template: 'A\n\n%%PERSONALITY%%\n\nB %%MAX_ITERATIONS%%', personality: '', tools: [], skills: [], maxIterations: 2, softMemory: '' });
+    const text = renderPrompt({
+      template: 'A\n\n%%PERSONALITY%%\n\nB %%MAX_ITERATIONS%%',
+      personality: '',
+      tools: [],
+      skills: [],
+      maxIterations: 2,
+      softMemory: '',
+    });
     expect(text).toBe('A\n\nB 2');
   });
 
   it('does not interpret $ patterns in values', () => {
-    const text = renderPrompt({ template: '%%SOFT_MEMORIES%%', personality: '', tools: [], skills: [], maxIterations: 1, softMemory: "costs $& and $1 and $'" });
+    const text = renderPrompt({
+      template: '%%SOFT_MEMORIES%%',
+      personality: '',
+      tools: [],
+      skills: [],
+      maxIterations: 1,
+      softMemory: "costs $& and $1 and $'",
+    });
     expect(text).toBe("costs $& and $1 and $'");
   });
 });

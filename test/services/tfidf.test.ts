@@ -27,9 +27,11 @@ function bruteForce(docs: string[][], query: string[]): number[] {
 
 function randomDocs(count: number, seed: number): string[][] {
   let s = seed;
-  const rand = (): number => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = (): number => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const vocab = Array.from({ length: 40 }, (_, i) => `w${i}`);
-  return Array.from({ length: count }, () => Array.from({ length: 1 + Math.floor(rand() * 8) }, () => vocab[Math.floor(rand() * rand() * vocab.length)] as string));
+  return Array.from({ length: count }, () =>
+    Array.from({ length: 1 + Math.floor(rand() * 8) }, () => vocab[Math.floor(rand() * rand() * vocab.length)] as string),
+  );
 }
 
 describe('TF-IDF index', () => {
@@ -71,7 +73,10 @@ describe('TF-IDF index', () => {
     index.add(1, ['alpha']);
     index.add(2, ['alpha']);
     index.add(3, ['alpha']);
-    expect(index.search(['alpha'], 2)).toEqual([{ id: 1, score: 1 }, { id: 2, score: 1 }]);
+    expect(index.search(['alpha'], 2)).toEqual([
+      { id: 1, score: 1 },
+      { id: 2, score: 1 },
+    ]);
     expect(index.search([], 3)).toEqual([]);
     expect(index.search(['gamma'], 3)).toEqual([]);
   });

@@ -66,7 +66,8 @@ function request(overrides: Partial<InstallRequest> = {}): InstallRequest {
   };
 }
 
-const touches = (actions: Action[], p: string): Action[] => actions.filter((a) => (a.kind === 'keep' || a.kind === 'note' ? false : describeAction(a).includes(p)));
+const touches = (actions: Action[], p: string): Action[] =>
+  actions.filter((a) => (a.kind === 'keep' || a.kind === 'note' ? false : describeAction(a).includes(p)));
 const writes = (actions: Action[]): string[] => actions.flatMap((a) => (a.kind === 'write' ? [a.path] : []));
 const commands = (actions: Action[]): string[] => actions.flatMap((a) => (a.kind === 'run' ? [a.argv.join(' ')] : []));
 
@@ -80,7 +81,15 @@ describe('planInstall', () => {
       'systemctl daemon-reload',
       'systemctl enable zino.target',
     ]);
-    expect(writes(actions)).toEqual(expect.arrayContaining(['/etc/zino/ZINO.toml', '/etc/zino/zino.env', '/etc/tmpfiles.d/zino.conf', '/usr/local/bin/zino', ...ALL_UNITS.map((u) => `/etc/systemd/system/${u}`)]));
+    expect(writes(actions)).toEqual(
+      expect.arrayContaining([
+        '/etc/zino/ZINO.toml',
+        '/etc/zino/zino.env',
+        '/etc/tmpfiles.d/zino.conf',
+        '/usr/local/bin/zino',
+        ...ALL_UNITS.map((u) => `/etc/systemd/system/${u}`),
+      ]),
+    );
     expect(actions).toContainEqual(expect.objectContaining({ kind: 'install-package', prefix: '/opt/zino' }));
     expect(actions).toContainEqual(expect.objectContaining({ kind: 'mkdir', path: '/etc/zino', mode: 0o750, owner: { user: 'root', group: 'zino' } }));
   });
@@ -149,7 +158,9 @@ describe('planUninstall', () => {
       'systemctl disable zino.target zino-daemon.service zino-rtr.service zino-agr.service zino-sys.service zino-exc.service zino-mem.service zino-ctx.service',
     ]);
     const removed = actions.flatMap((a) => (a.kind === 'remove' ? [a.path] : []));
-    expect(removed).toEqual(expect.arrayContaining(['/etc/tmpfiles.d/zino.conf', '/usr/local/bin/zino', '/opt/zino', ...ALL_UNITS.map((u) => `/etc/systemd/system/${u}`)]));
+    expect(removed).toEqual(
+      expect.arrayContaining(['/etc/tmpfiles.d/zino.conf', '/usr/local/bin/zino', '/opt/zino', ...ALL_UNITS.map((u) => `/etc/systemd/system/${u}`)]),
+    );
     expect(touches(actions, '/var/lib/zino')).toEqual([]);
     expect(touches(actions, '/etc/zino')).toEqual([]);
     expect(commands(actions).some((c) => c.startsWith('userdel'))).toBe(false);

@@ -19,14 +19,19 @@ describe('zino mock-llm', () => {
       const script = path.join(dir, 'script.json');
       writeFileSync(script, JSON.stringify({ model: 'scripted', rules: [{ match: 'weather', reply: 'Sunny and mild.', chunkSize: 3 }] }));
       proc = startProcess(CLI_PATH, ['mock-llm', '--port', '0', '--script', script]);
-      const line = await waitFor(() => /base_url = "(.*)"/.exec(proc!.stdout())?.[1] ?? "", "the listening line");
+      const line = await waitFor(() => /base_url = "(.*)"/.exec(proc!.stdout())?.[1] ?? '', 'the listening line');
       const client = new OpenAI({ baseURL: line, apiKey: 'k' });
       expect((await client.models.list()).data.map((m) => m.id)).toEqual(['scripted']);
       const collected = await client.chat.completions.create({ model: 'scripted', messages: [{ role: 'user', content: 'what is the weather?' }] });
       expect(collected.choices[0]?.message.content).toBe('Sunny and mild.');
       const deltas: string[] = [];
       let usage: unknown;
-      const stream = await client.chat.completions.create({ model: 'scripted', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'weather?' }] });
+      const stream = await client.chat.completions.create({
+        model: 'scripted',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'weather?' }],
+      });
       for await (const chunk of stream) {
         if (chunk.choices[0]?.delta?.content) deltas.push(chunk.choices[0].delta.content);
         if (chunk.usage) usage = chunk.usage;
@@ -69,7 +74,10 @@ describe('startMockLlm', () => {
     try {
       const client = new OpenAI({ baseURL: mock.baseUrl, apiKey: 'k' });
       const controller = new AbortController();
-      const stream = await client.chat.completions.create({ model: 'm', stream: true, messages: [{ role: 'user', content: 'x' }] }, { signal: controller.signal });
+      const stream = await client.chat.completions.create(
+        { model: 'm', stream: true, messages: [{ role: 'user', content: 'x' }] },
+        { signal: controller.signal },
+      );
       for await (const chunk of stream) {
         if (chunk.choices[0]?.delta?.content) break;
       }

@@ -22,7 +22,14 @@ export async function askCommand(words: string[], options: AskOptions): Promise<
   const client = cliClient(options);
   const message = words.length > 0 ? words.join(' ') : await readStdin();
   if (message.trim() === '') fail('no message: give it as arguments or on stdin (zino ask "what is the uptime?")', EXIT.USAGE);
-  const code = await askOnce(client, { message, channel: options.channel, stream: options.stream ?? false, json: options.json ?? false, raw: options.raw ?? false, events: options.events ?? false });
+  const code = await askOnce(client, {
+    message,
+    channel: options.channel,
+    stream: options.stream ?? false,
+    json: options.json ?? false,
+    raw: options.raw ?? false,
+    events: options.events ?? false,
+  });
   process.exit(code);
 }
 
@@ -83,7 +90,6 @@ export async function askOnce(client: ZinoClient, params: AskParams): Promise<nu
     else process.off('SIGINT', onSigint);
   }
 }
-
 
 async function readStdin(): Promise<string> {
   if (process.stdin.isTTY) return '';

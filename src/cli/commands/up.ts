@@ -65,7 +65,9 @@ async function banner(client: ZinoClient, options: ConfigOptions): Promise<strin
   }
   // `npm start` runs from a source checkout, where the ./zino wrapper stands in for an installed zino.
   const zino = process.env.npm_lifecycle_event === 'start' ? './zino' : 'zino';
-  const flags = [options.config !== undefined ? `--config ${options.config}` : '', options.dir !== undefined ? `--dir ${options.dir}` : ''].filter(Boolean).join(' ');
+  const flags = [options.config !== undefined ? `--config ${options.config}` : '', options.dir !== undefined ? `--dir ${options.dir}` : '']
+    .filter(Boolean)
+    .join(' ');
   const cmd = (sub: string): string => [zino, sub, flags].filter(Boolean).join(' ');
   return [
     'ZINO is up: all 7 services answer.',

@@ -52,12 +52,14 @@ export const KEY_NOTES: Readonly<Record<string, string>> = {
   'daemon.socket': 'Replaced by `DIR/run/daemon.sock` under `--dir DIR` / `$ZINO_DIR` (as every `socket` key is, with its service name).',
   'api.base_url':
     'Empty: rtr answers every `infer` with a `NOT_CONFIGURED` error saying what to set. `"demo"` selects the built-in demo model; the shipped ZINO.toml sets it so that a fresh checkout answers. The contract leaves it unset.',
-  'api.key': 'Prefer the environment (or a systemd `EnvironmentFile=`) to the file. A server on localhost or a loopback address needs none. The contract leaves it unset.',
+  'api.key':
+    'Prefer the environment (or a systemd `EnvironmentFile=`) to the file. A server on localhost or a loopback address needs none. The contract leaves it unset.',
   'service.model': 'Empty: rtr asks the endpoint for its models and uses the only one it serves (else `NOT_CONFIGURED`). The contract leaves it unset.',
   'rtr.max_retries': 'A reply that has started streaming is never retried.',
-  'exc.sandbox': '`"auto"`: in bubblewrap when it is installed and usable, else directly; `"bwrap"`: in bubblewrap, refusing to run code without it; `"none"`: directly.',
+  'exc.sandbox':
+    '`"auto"`: in bubblewrap when it is installed and usable, else directly; `"bwrap"`: in bubblewrap, refusing to run code without it; `"none"`: directly.',
   'mem.data_dir': 'Replaced by `DIR/data/mem` under `--dir DIR` / `$ZINO_DIR`. The format is in [storage.md](storage.md).',
-  'logging.level': 'One of `trace`, `debug`, `info`, `warn`, `error`, `fatal`; Python\'s names (`WARNING`, `CRITICAL`, …) also work.',
+  'logging.level': "One of `trace`, `debug`, `info`, `warn`, `error`, `fatal`; Python's names (`WARNING`, `CRITICAL`, …) also work.",
 };
 
 const KIND_NAMES: Record<AnyKeySpec['kind'], string> = {
@@ -156,8 +158,8 @@ export function renderConfigReference(): string {
     '',
     '## Keys',
     '',
-    'The **origin** column says whether a key is the contract\'s (the ZINO service',
-    'reference: its name and default are stable) or ZINO\'s own addition. Types:',
+    "The **origin** column says whether a key is the contract's (the ZINO service",
+    "reference: its name and default are stable) or ZINO's own addition. Types:",
     '`integer` and `number` (TOML integer or float), `string`, `boolean`, and `path` (a',
     'string resolved against the directory of the config file).',
   ];

@@ -152,7 +152,10 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
     temperature: { kind: 'number', default: 0.7, min: 0, max: 2, doc: 'LLM temperature for inference' },
     top_p: { kind: 'number', default: 1.0, min: 0, max: 1, doc: 'LLM top_p for inference' },
     max_iterations: {
-      kind: 'integer', default: 5, min: 1, doc: 'Value of %%MAX_ITERATIONS%% in the system prompt',
+      kind: 'integer',
+      default: 5,
+      min: 1,
+      doc: 'Value of %%MAX_ITERATIONS%% in the system prompt',
       derived: 'defaults to [agr] max_iterations',
     },
   },

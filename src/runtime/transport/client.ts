@@ -64,7 +64,10 @@ export function connect(socketPath: string, options: ClientOptions = {}): Promis
     const onError = (err: NodeJS.ErrnoException): void => finish(unavailable(label, socketPath, err));
     const onAbort = (): void => finish(abortError(signal, `request to ${label}`));
     const timer = setTimeout(
-      () => finish(new ZinoError('TIMEOUT', `connecting to ${label} (${socketPath}) timed out after ${timeoutMs} ms`, { detail: { phase: 'connect', service: label } })),
+      () =>
+        finish(
+          new ZinoError('TIMEOUT', `connecting to ${label} (${socketPath}) timed out after ${timeoutMs} ms`, { detail: { phase: 'connect', service: label } }),
+        ),
       timeoutMs,
     );
     socket.once('connect', onConnect);
@@ -89,7 +92,9 @@ export async function* stream(socketPath: string, request: Frame, options: Strea
   let socket: net.Socket | undefined;
   const cancelled = (): ZinoError =>
     timedOut
-      ? new ZinoError('TIMEOUT', `${label} did not answer within ${options.timeoutMs} ms`, { detail: { phase: socket ? 'receive' : 'connect', service: label } })
+      ? new ZinoError('TIMEOUT', `${label} did not answer within ${options.timeoutMs} ms`, {
+          detail: { phase: socket ? 'receive' : 'connect', service: label },
+        })
       : abortError(signal, `request to ${label}`);
   const timer =
     options.timeoutMs === undefined
@@ -120,7 +125,10 @@ export async function* stream(socketPath: string, request: Frame, options: Strea
     } catch (err) {
       // The service never took the request (it closed first): as good as unreachable, and safe to retry.
       if (err instanceof ZinoError && err.code === 'CONNECTION_CLOSED') {
-        throw new ZinoError('UPSTREAM_UNAVAILABLE', `${label} closed the connection before taking the request`, { cause: err, detail: { phase: 'send', service: label } });
+        throw new ZinoError('UPSTREAM_UNAVAILABLE', `${label} closed the connection before taking the request`, {
+          cause: err,
+          detail: { phase: 'send', service: label },
+        });
       }
       throw err;
     }

@@ -73,7 +73,10 @@ export class Connection {
   ) {
     this.decoder = new FrameDecoder({ maxFrameBytes: options.maxFrameBytes });
     this.writer = new FrameWriter(socket, options.maxFrameBytes);
-    this.readTimer = setTimeout(() => this.rejectRequest(new ZinoError('TIMEOUT', `no request received within ${options.requestReadTimeoutMs} ms`)), options.requestReadTimeoutMs);
+    this.readTimer = setTimeout(
+      () => this.rejectRequest(new ZinoError('TIMEOUT', `no request received within ${options.requestReadTimeoutMs} ms`)),
+      options.requestReadTimeoutMs,
+    );
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('end', () => this.onEnd());
@@ -158,7 +161,10 @@ export class Connection {
     clearTimeout(this.readTimer);
     this.state = 'finished';
     this.options.log.info({ code: err.code, reason: err.message }, 'request rejected');
-    this.writer.write(errorFrame(err)).catch(() => undefined).finally(() => this.finish());
+    this.writer
+      .write(errorFrame(err))
+      .catch(() => undefined)
+      .finally(() => this.finish());
   }
 
   private async handle(request: Frame): Promise<void> {

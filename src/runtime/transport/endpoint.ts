@@ -43,7 +43,11 @@ export class Endpoint<P extends Protocol> {
    * malformed one is made well-formed, see {@link normalisedError}). A non-terminal
    * frame without a `type` means nothing to anyone and is skipped.
    */
-  async *stream<K extends keyof P & string>(name: K, body: BodyOf<P[K]>, options: EndpointCallOptions = {}): AsyncGenerator<ProgressOf<P[K]> | ReplyOf<P[K]> | ErrorFrame, void, undefined> {
+  async *stream<K extends keyof P & string>(
+    name: K,
+    body: BodyOf<P[K]>,
+    options: EndpointCallOptions = {},
+  ): AsyncGenerator<ProgressOf<P[K]> | ReplyOf<P[K]> | ErrorFrame, void, undefined> {
     const msg = this.message(name);
     const isTerminal = (f: Frame): boolean => isTerminalOf(msg, f) || (msg.untypedReply && f.type === undefined);
     for await (const frame of stream(this.socket, this.frameOf(name, body), { ...this.defaults, ...options, isTerminal })) {

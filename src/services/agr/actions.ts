@@ -48,7 +48,15 @@ async function execute(deps: ActionDeps, executor: string, code: string): Promis
   const result = await deps.exc.request('execute', { executor, code, request_id: deps.requestId }, { signal: deps.signal });
   // Checked, not trusted: the reply is another process's data.
   if (typeof result.exit_code !== 'number') throw new ZinoError('UPSTREAM_ERROR', 'exc answered execute without an exit code');
-  return { body: formatResult({ exit_code: result.exit_code, stdout: String(result.stdout ?? ''), stderr: String(result.stderr ?? ''), validation: result.validation }), exitCode: result.exit_code };
+  return {
+    body: formatResult({
+      exit_code: result.exit_code,
+      stdout: String(result.stdout ?? ''),
+      stderr: String(result.stderr ?? ''),
+      validation: result.validation,
+    }),
+    exitCode: result.exit_code,
+  };
 }
 
 function describeFailure(err: unknown): string {

@@ -7,9 +7,7 @@ import type { Block } from '../../protocol/stream-parser.js';
 
 /** A runnable block, or why it is not. */
 export type Action =
-  | { kind: 'tool'; name: string; executor: string; code: string }
-  | { kind: 'task'; skill: SkillDef; request: string }
-  | { kind: 'invalid'; error: string };
+  { kind: 'tool'; name: string; executor: string; code: string } | { kind: 'task'; skill: SkillDef; request: string } | { kind: 'invalid'; error: string };
 
 /** The catalog entries agr needs. */
 export interface AgrCatalog {
@@ -21,13 +19,17 @@ export interface AgrCatalog {
 export function interpretBlock(block: Block, catalog: AgrCatalog, maxBlockBytes: number): Action {
   const tag = `<${block.tag}>`;
   if (block.oversized) {
-    return invalid(`the ${tag} block is ${block.bytes} bytes, more than the limit of ${maxBlockBytes} bytes ([agr] max_block_bytes); it was not executed. Send a shorter program.`);
+    return invalid(
+      `the ${tag} block is ${block.bytes} bytes, more than the limit of ${maxBlockBytes} bytes ([agr] max_block_bytes); it was not executed. Send a shorter program.`,
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(block.content);
   } catch (err) {
-    return invalid(`the ${tag} block is not valid JSON (${(err as Error).message}). Write exactly one JSON object; inside a string, write "</${block.tag}>" as "<\\/${block.tag}>".`);
+    return invalid(
+      `the ${tag} block is not valid JSON (${(err as Error).message}). Write exactly one JSON object; inside a string, write "</${block.tag}>" as "<\\/${block.tag}>".`,
+    );
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return invalid(`the ${tag} block must hold one JSON object`);
   const object = value as Record<string, unknown>;

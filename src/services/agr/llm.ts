@@ -19,7 +19,12 @@ export type LlmEvent = { delta: string } | { usage: Usage };
  * then its usage. An error frame throws {@link RemoteError}; closing early (break or
  * abort) closes the connection, which cancels the LLM request.
  */
-export async function* infer(target: RtrTarget, messages: ChatMessage[], sampling: Sampling, options: { stream: boolean; signal: AbortSignal; requestId: string }): AsyncGenerator<LlmEvent> {
+export async function* infer(
+  target: RtrTarget,
+  messages: ChatMessage[],
+  sampling: Sampling,
+  options: { stream: boolean; signal: AbortSignal; requestId: string },
+): AsyncGenerator<LlmEvent> {
   const frames = target.stream(
     'infer',
     { messages, temperature: sampling.temperature, top_p: sampling.top_p, stream: options.stream, request_id: options.requestId },
@@ -39,7 +44,12 @@ export async function* infer(target: RtrTarget, messages: ChatMessage[], samplin
 }
 
 /** Collects a whole reply as text. */
-export async function inferText(target: RtrTarget, messages: ChatMessage[], sampling: Sampling, options: { signal: AbortSignal; requestId: string; onUsage?: (u: Usage) => void }): Promise<string> {
+export async function inferText(
+  target: RtrTarget,
+  messages: ChatMessage[],
+  sampling: Sampling,
+  options: { signal: AbortSignal; requestId: string; onUsage?: (u: Usage) => void },
+): Promise<string> {
   let text = '';
   for await (const event of infer(target, messages, sampling, { ...options, stream: false })) {
     if ('delta' in event) text += event.delta;

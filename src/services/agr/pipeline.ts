@@ -32,5 +32,5 @@ export async function fabricate(
 /** The program in a fabricator reply: the first fenced code block if there is one, else the whole reply. */
 export function extractCode(reply: string): string {
   const fenced = /```[\w+-]*[^\S\n]*\n([\s\S]*?)\n?```/.exec(reply);
-  return (fenced ? fenced[1] ?? '' : reply).trim();
+  return (fenced ? (fenced[1] ?? '') : reply).trim();
 }

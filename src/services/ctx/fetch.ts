@@ -6,7 +6,17 @@
  * reply) is logged at warn with its reason and yields `undefined`: the context is
  * then built without that part, never an error.
  */
-import { Endpoint, ZinoError, castToError, chatMessages, clientOptions, isAbortError, type ChatMessage, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
+import {
+  Endpoint,
+  ZinoError,
+  castToError,
+  chatMessages,
+  clientOptions,
+  isAbortError,
+  type ChatMessage,
+  type HandlerContext,
+  type ResolvedConfig,
+} from '../../runtime/index.js';
 import { MEM } from '../../protocol/mem.js';
 import type { ScoredMemory } from './budget.js';
 
@@ -31,7 +41,12 @@ function warn(ctx: HandlerContext, part: string, err: unknown): undefined {
 }
 
 /** The hard memories for `query`, best first; `undefined` when mem could not supply them. */
-export async function fetchHardMemories(config: Readonly<ResolvedConfig>, query: string, topK: number, ctx: HandlerContext): Promise<ScoredMemory[] | undefined> {
+export async function fetchHardMemories(
+  config: Readonly<ResolvedConfig>,
+  query: string,
+  topK: number,
+  ctx: HandlerContext,
+): Promise<ScoredMemory[] | undefined> {
   try {
     const reply = await mem(config, ctx).request('search_hard', { query, top_k: topK, request_id: ctx.requestId });
     if (!Array.isArray(reply.results)) throw new ZinoError('UPSTREAM_ERROR', 'mem answered search_hard without a list of results');
@@ -49,7 +64,12 @@ export async function fetchHardMemories(config: Readonly<ResolvedConfig>, query:
 }
 
 /** The channel's last `limit` messages (all when 0); `undefined` when mem could not supply them. */
-export async function fetchHistory(config: Readonly<ResolvedConfig>, channelId: string, limit: number, ctx: HandlerContext): Promise<ChatMessage[] | undefined> {
+export async function fetchHistory(
+  config: Readonly<ResolvedConfig>,
+  channelId: string,
+  limit: number,
+  ctx: HandlerContext,
+): Promise<ChatMessage[] | undefined> {
   try {
     const reply = await mem(config, ctx).request('get_history', { channel_id: channelId, limit, request_id: ctx.requestId });
     const messages = messagesOf(reply.messages);

@@ -6,8 +6,17 @@
  * `[ctx] max_context_tokens` trims the result (budget.ts).
  */
 import {
-  bindHandlers, fabricatorExamples, loadCatalog, optionalString, requireString,
-  type ChatMessage, type Logger, type MessageHandler, type ResolvedConfig, type ServiceDefinition, type ServiceInstance,
+  bindHandlers,
+  fabricatorExamples,
+  loadCatalog,
+  optionalString,
+  requireString,
+  type ChatMessage,
+  type Logger,
+  type MessageHandler,
+  type ResolvedConfig,
+  type ServiceDefinition,
+  type ServiceInstance,
 } from '../../runtime/index.js';
 import { CTX } from '../../protocol/ctx.js';
 import { fitBudget, flatten } from './budget.js';

@@ -79,13 +79,25 @@ export async function ask(
     const answer = terminal.type === 'done' ? textOf(terminal.full_text ?? text) : textOf(terminal.content ?? '');
     if (channelId !== undefined) await store(config, channelId, message, answer, ctx);
     ctx.log.info(
-      { channel: channelId, via: terminal.via, iterations: terminal.iterations, chars: answer.length, ttftMs: round(firstChunkMs), durationMs: round(performance.now() - started), degraded: prompt.missing },
+      {
+        channel: channelId,
+        via: terminal.via,
+        iterations: terminal.iterations,
+        chars: answer.length,
+        ttftMs: round(firstChunkMs),
+        durationMs: round(performance.now() - started),
+        degraded: prompt.missing,
+      },
       'answered',
     );
     return terminal;
   } finally {
     // Both outcomes are handled; a failed connect has nothing to close.
-    if (!handedOver) void agrConnection.then((socket) => socket.destroy(), () => undefined);
+    if (!handedOver)
+      void agrConnection.then(
+        (socket) => socket.destroy(),
+        () => undefined,
+      );
     release?.();
   }
 }
@@ -99,7 +111,14 @@ const STORE_RETRY_MS = [100, 200, 400, 800];
  * failure, it is logged, not raised: the answer still goes out.
  */
 async function store(config: Readonly<ResolvedConfig>, channelId: string, message: string, answer: string, ctx: HandlerContext): Promise<void> {
-  const body = { channel_id: channelId, messages: [{ role: 'user', content: message }, { role: 'assistant', content: answer }], request_id: ctx.requestId };
+  const body = {
+    channel_id: channelId,
+    messages: [
+      { role: 'user', content: message },
+      { role: 'assistant', content: answer },
+    ],
+    request_id: ctx.requestId,
+  };
   const mem = new Endpoint(MEM, config.mem.socket, clientOptions(config, 'mem', { signal: ctx.signal, timeoutMs: config.daemon.dependency_timeout_ms }));
   for (let attempt = 0; ; attempt++) {
     ctx.signal.throwIfAborted();

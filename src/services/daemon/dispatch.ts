@@ -5,7 +5,16 @@
  * `response`, or one `error`.
  */
 import type net from 'node:net';
-import { Endpoint, ZinoError, clientOptions, textOf, type ChatMessage, type ErrorFrame, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
+import {
+  Endpoint,
+  ZinoError,
+  clientOptions,
+  textOf,
+  type ChatMessage,
+  type ErrorFrame,
+  type HandlerContext,
+  type ResolvedConfig,
+} from '../../runtime/index.js';
 import { AGR } from '../../protocol/agr.js';
 import type { AgrEvent, ChunkFrame, DoneFrame, ResponseFrame } from '../../protocol/daemon.js';
 import { RTR } from '../../protocol/rtr.js';
@@ -24,7 +33,12 @@ export type DispatchFrame = ChunkFrame | AgrEvent | DoneFrame | ResponseFrame | 
  * Frames for the client; the last one is terminal. `via` says who answered.
  * `agrConnection` is a connection to agr opened while the prompt was assembled.
  */
-export async function* dispatch(config: Readonly<ResolvedConfig>, job: Dispatch, ctx: HandlerContext, agrConnection?: Promise<net.Socket>): AsyncGenerator<DispatchFrame> {
+export async function* dispatch(
+  config: Readonly<ResolvedConfig>,
+  job: Dispatch,
+  ctx: HandlerContext,
+  agrConnection?: Promise<net.Socket>,
+): AsyncGenerator<DispatchFrame> {
   const agr = new Endpoint(AGR, config.agr.socket, clientOptions(config, 'agr', { signal: ctx.signal }));
   const frames = agr.stream(
     'run',

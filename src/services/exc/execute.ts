@@ -92,7 +92,10 @@ async function analyse(validator: string[], fileName: string, workdir: string, s
     signal,
     marker,
   });
-  const errors = [result.stdout, result.stderr].map((s) => s.trim()).filter(Boolean).join('\n');
+  const errors = [result.stdout, result.stderr]
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .join('\n');
   if (result.timedOut) return { ok: false, errors: `static analysis timed out after ${VALIDATION_TIMEOUT_MS / 1000} s` };
   return { ok: result.exitCode === 0, errors };
 }

@@ -38,10 +38,22 @@ const exc: ServiceDefinition = {
           const name = requireString(request, 'executor');
           const code = requireString(request, 'code');
           const executor = find(name);
-          if (!executor) return { type: 'result', exit_code: 127, stdout: '', stderr: `zino-exc: unknown executor "${name.slice(0, 64)}" (available: ${names()})` };
+          if (!executor)
+            return { type: 'result', exit_code: 127, stdout: '', stderr: `zino-exc: unknown executor "${name.slice(0, 64)}" (available: ${names()})` };
           if (sandbox.refusal) throw new ZinoError('NOT_CONFIGURED', sandbox.refusal);
           const { reply: result, leftovers } = await execute(deps, executor, code, ctx.signal);
-          ctx.log.info({ executor: name, exit_code: result.exit_code, timed_out: result.timed_out ?? false, truncated: result.truncated ?? false, durationMs: result.duration_ms, sandboxed: result.sandboxed, leftovers }, 'code executed');
+          ctx.log.info(
+            {
+              executor: name,
+              exit_code: result.exit_code,
+              timed_out: result.timed_out ?? false,
+              truncated: result.truncated ?? false,
+              durationMs: result.duration_ms,
+              sandboxed: result.sandboxed,
+              leftovers,
+            },
+            'code executed',
+          );
           return result;
         },
         validate: async (request, ctx) => {

@@ -4,7 +4,12 @@ import path from 'node:path';
 
 /** Absolute path of `command` on `PATH`, or `undefined`. A command with a slash is checked as is. */
 export function which(command: string, envPath = process.env.PATH ?? ''): string | undefined {
-  const candidates = command.includes('/') ? [command] : envPath.split(':').filter(Boolean).map((dir) => path.join(dir, command));
+  const candidates = command.includes('/')
+    ? [command]
+    : envPath
+        .split(':')
+        .filter(Boolean)
+        .map((dir) => path.join(dir, command));
   for (const candidate of candidates) {
     try {
       accessSync(candidate, constants.X_OK);

@@ -64,7 +64,10 @@ export function memHandlers(stores: MemStores): HandlersOf<typeof MEM> {
       const k = topK(request);
       const started = performance.now();
       const results = await stores.hard.search(query, k);
-      ctx.log.debug({ topK: k, returned: results.length, entries: stores.hard.count, searchMs: Math.round((performance.now() - started) * 100) / 100 }, 'hard memories searched');
+      ctx.log.debug(
+        { topK: k, returned: results.length, entries: stores.hard.count, searchMs: Math.round((performance.now() - started) * 100) / 100 },
+        'hard memories searched',
+      );
       return { type: 'hard_memories', results };
     },
 

@@ -132,7 +132,10 @@ export class HardStore {
     try {
       await this.handle.truncate(this.size);
     } catch {
-      const size = await this.handle.stat().then((s) => s.size, () => this.size);
+      const size = await this.handle.stat().then(
+        (s) => s.size,
+        () => this.size,
+      );
       if (size > this.size) {
         this.size = size;
         this.strayTail = true;

@@ -176,10 +176,12 @@ export class HistoryStore {
   async close(): Promise<void> {
     const all = [...this.channels.values()];
     this.channels.clear();
-    await Promise.all(all.map(async (c) => {
-      await c.queue.drained();
-      await c.closeHandle();
-    }));
+    await Promise.all(
+      all.map(async (c) => {
+        await c.queue.drained();
+        await c.closeHandle();
+      }),
+    );
   }
 
   private channel(id: string): Channel {

@@ -47,7 +47,10 @@ export async function importLegacy(dataDir: string, historyDir: string, hardFile
   const channelsDir = path.join(dataDir, 'channels');
   let names: string[] = [];
   try {
-    names = (await readdir(channelsDir, { withFileTypes: true })).filter((e) => e.isFile() && e.name.endsWith('.json')).map((e) => e.name).sort();
+    names = (await readdir(channelsDir, { withFileTypes: true }))
+      .filter((e) => e.isFile() && e.name.endsWith('.json'))
+      .map((e) => e.name)
+      .sort();
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }

@@ -59,7 +59,13 @@ export async function* linesBackward(handle: FileHandle, end: number, stats: Rea
  * The complete lines of `[start, end)` in order. Bytes after the last newline are
  * not a line: they are reported through `onTrailing` (a torn tail).
  */
-export async function* linesForward(handle: FileHandle, start: number, end: number, onTrailing?: (bytes: number, offset: number) => void, blockBytes = 1024 * 1024): AsyncGenerator<Line> {
+export async function* linesForward(
+  handle: FileHandle,
+  start: number,
+  end: number,
+  onTrailing?: (bytes: number, offset: number) => void,
+  blockBytes = 1024 * 1024,
+): AsyncGenerator<Line> {
   let pos = start;
   let carry: Buffer[] = [];
   let carryStart = start;
@@ -79,7 +85,11 @@ export async function* linesForward(handle: FileHandle, start: number, end: numb
     }
     pos += buf.length;
   }
-  if (carry.length > 0) onTrailing?.(carry.reduce((n, b) => n + b.length, 0), carryStart);
+  if (carry.length > 0)
+    onTrailing?.(
+      carry.reduce((n, b) => n + b.length, 0),
+      carryStart,
+    );
 }
 
 /** Parses one line as a JSON object; `undefined` when it is not one. */
@@ -97,7 +107,13 @@ export function parseLine(text: Buffer): Record<string, unknown> | undefined {
  * a JSON object (`isRecord` decides). Truncates the file to the end of the last
  * good line, logs a warning, and returns the new size. Never touches earlier lines.
  */
-export async function repairTail(handle: FileHandle, size: number, log: Logger, file: string, isRecord: (line: Buffer) => boolean = (l) => parseLine(l) !== undefined): Promise<number> {
+export async function repairTail(
+  handle: FileHandle,
+  size: number,
+  log: Logger,
+  file: string,
+  isRecord: (line: Buffer) => boolean = (l) => parseLine(l) !== undefined,
+): Promise<number> {
   if (size === 0) return 0;
   const last = await readAt(handle, size - 1, 1);
   let goodEnd = size;

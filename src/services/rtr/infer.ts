@@ -24,18 +24,26 @@ export async function inferStreamed(deps: InferDeps, params: InferParams, ctx: H
   let firstTokenMs: number | undefined;
   let text = '';
   let usage: Usage | undefined;
-  const attempts = await withRetries(deps, ctx, () => text !== '', async () => {
-    for await (const event of deps.backend.stream(params, ctx.signal)) {
-      if ('usage' in event) {
-        usage = event.usage;
-        continue;
+  const attempts = await withRetries(
+    deps,
+    ctx,
+    () => text !== '',
+    async () => {
+      for await (const event of deps.backend.stream(params, ctx.signal)) {
+        if ('usage' in event) {
+          usage = event.usage;
+          continue;
+        }
+        firstTokenMs ??= performance.now() - started;
+        text += event.delta;
+        await ctx.send({ type: 'chunk', delta: event.delta });
       }
-      firstTokenMs ??= performance.now() - started;
-      text += event.delta;
-      await ctx.send({ type: 'chunk', delta: event.delta });
-    }
-  });
-  ctx.log.info({ model: deps.backend.model, attempts, ttftMs: round(firstTokenMs), durationMs: round(performance.now() - started), chars: text.length, usage }, 'stream complete');
+    },
+  );
+  ctx.log.info(
+    { model: deps.backend.model, attempts, ttftMs: round(firstTokenMs), durationMs: round(performance.now() - started), chars: text.length, usage },
+    'stream complete',
+  );
   return usage ? { type: 'done', full_text: text, usage } : { type: 'done', full_text: text };
 }
 
@@ -43,10 +51,18 @@ export async function inferStreamed(deps: InferDeps, params: InferParams, ctx: H
 export async function inferCollected(deps: InferDeps, params: InferParams, ctx: HandlerContext<ChunkFrame>): Promise<ResponseFrame> {
   const started = performance.now();
   let result: { content: string; usage?: Usage | undefined } = { content: '' };
-  const attempts = await withRetries(deps, ctx, () => false, async () => {
-    result = await deps.backend.complete(params, ctx.signal);
-  });
-  ctx.log.info({ model: deps.backend.model, attempts, durationMs: round(performance.now() - started), chars: result.content.length, usage: result.usage }, 'completion done');
+  const attempts = await withRetries(
+    deps,
+    ctx,
+    () => false,
+    async () => {
+      result = await deps.backend.complete(params, ctx.signal);
+    },
+  );
+  ctx.log.info(
+    { model: deps.backend.model, attempts, durationMs: round(performance.now() - started), chars: result.content.length, usage: result.usage },
+    'completion done',
+  );
   return result.usage ? { type: 'response', content: result.content, usage: result.usage } : { type: 'response', content: result.content };
 }
 

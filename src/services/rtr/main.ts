@@ -3,15 +3,7 @@
  * `infer` (streamed or collected). Without a usable `[api]` configuration it still
  * starts and answers every `infer` with NOT_CONFIGURED saying what to set.
  */
-import {
-  ZinoError,
-  bindHandlers,
-  optionalBoolean,
-  optionalInteger,
-  optionalNumber,
-  parseMessages,
-  type ServiceDefinition,
-} from '../../runtime/index.js';
+import { ZinoError, bindHandlers, optionalBoolean, optionalInteger, optionalNumber, parseMessages, type ServiceDefinition } from '../../runtime/index.js';
 import { RTR, type RtrCapabilities } from '../../protocol/rtr.js';
 import { inferCollected, inferStreamed } from './infer.js';
 import { selectBackend } from './select.js';
@@ -21,7 +13,10 @@ const rtr: ServiceDefinition = {
   create(config, log) {
     const selection = selectBackend(config, log);
     if (selection.backend) {
-      log.info({ backend: selection.backend.kind, base_url: config.api.base_url, model: selection.backend.model || '(detect)', streaming: config.rtr.streaming }, 'LLM backend ready');
+      log.info(
+        { backend: selection.backend.kind, base_url: config.api.base_url, model: selection.backend.model || '(detect)', streaming: config.rtr.streaming },
+        'LLM backend ready',
+      );
     } else {
       log.warn({ problem: selection.problem }, 'LLM backend not configured; infer will answer with an error');
     }

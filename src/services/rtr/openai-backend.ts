@@ -128,7 +128,10 @@ export class OpenAiBackend implements LlmBackend {
       const page = await this.client.models.list({ signal });
       ids = page.data.map((m) => m.id);
     } catch (err) {
-      throw new ZinoError('NOT_CONFIGURED', `no model configured and ${this.options.baseUrl} did not list its models (${(err as Error).message}): set [service] model in ZINO.toml`);
+      throw new ZinoError(
+        'NOT_CONFIGURED',
+        `no model configured and ${this.options.baseUrl} did not list its models (${(err as Error).message}): set [service] model in ZINO.toml`,
+      );
     }
     if (ids.length === 1 && ids[0]) {
       this.options.log.info({ model: ids[0] }, 'no model configured; using the only model the endpoint serves');

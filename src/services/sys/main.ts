@@ -10,7 +10,17 @@
  * every second for up to 30 s.
  */
 import { readFile } from 'node:fs/promises';
-import { Endpoint, bindHandlers, clientOptions, loadCatalog, requireString, type Catalog, type Logger, type ResolvedConfig, type ServiceDefinition } from '../../runtime/index.js';
+import {
+  Endpoint,
+  bindHandlers,
+  clientOptions,
+  loadCatalog,
+  requireString,
+  type Catalog,
+  type Logger,
+  type ResolvedConfig,
+  type ServiceDefinition,
+} from '../../runtime/index.js';
 import { MEM } from '../../protocol/mem.js';
 import { SYS, type SystemPromptReply } from '../../protocol/sys.js';
 import { renderPrompt } from './render.js';
@@ -91,7 +101,10 @@ class SystemPrompt {
     try {
       return await readFile(this.config.sys.template, 'utf8');
     } catch (err) {
-      this.log.warn({ template: this.config.sys.template, reason: (err as NodeJS.ErrnoException).code ?? (err as Error).message }, 'system prompt template unreadable; serving an empty prompt');
+      this.log.warn(
+        { template: this.config.sys.template, reason: (err as NodeJS.ErrnoException).code ?? (err as Error).message },
+        'system prompt template unreadable; serving an empty prompt',
+      );
       return '';
     }
   }

@@ -135,7 +135,10 @@ export async function startMockLlm(script: MockScript = {}, options: { port?: nu
       if (res.destroyed) return;
       finished = true;
       json(res, 200, {
-        id, object: 'chat.completion', created, model,
+        id,
+        object: 'chat.completion',
+        created,
+        model,
         choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
         usage: usageBlock,
       });
@@ -149,7 +152,11 @@ export async function startMockLlm(script: MockScript = {}, options: { port?: nu
       if (!res.write(line)) await Promise.race([new Promise((r) => res.once('drain', r)), closed]);
     };
     const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-      id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }],
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finish }],
     });
     await event(chunk({ role: 'assistant', content: '' }));
     let i = -1;

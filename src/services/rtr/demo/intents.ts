@@ -18,12 +18,24 @@ interface Rule {
 }
 
 const RULES: Rule[] = [
-  { test: /\b(disks?|storage|disk space|free space|filesystems?|partitions?|df)\b/i, command: 'df -h -x tmpfs -x devtmpfs -x squashfs -x overlay 2>/dev/null || df -h', topic: 'the disk usage' },
+  {
+    test: /\b(disks?|storage|disk space|free space|filesystems?|partitions?|df)\b/i,
+    command: 'df -h -x tmpfs -x devtmpfs -x squashfs -x overlay 2>/dev/null || df -h',
+    topic: 'the disk usage',
+  },
   { test: /\b(memory|ram|swap)\b/i, command: 'free -h', topic: 'the memory usage' },
   { test: /\b(uptime|load average|load|how long)\b/i, command: 'uptime', topic: 'the uptime and load' },
   { test: /\b(cpus?|cores?|processors?)\b/i, command: 'nproc; grep -m1 "model name" /proc/cpuinfo || true', topic: 'the processors' },
-  { test: /\b(process(es)?|running programs?|busiest|top)\b/i, command: 'ps -eo pid,user,%cpu,%mem,comm --sort=-%cpu | head -n 6', topic: 'the busiest processes' },
-  { test: /\b(kernel|operating system|os|distro|distribution|linux version)\b/i, command: 'uname -srmo; grep "^PRETTY_NAME=" /etc/os-release 2>/dev/null || true', topic: 'the operating system' },
+  {
+    test: /\b(process(es)?|running programs?|busiest|top)\b/i,
+    command: 'ps -eo pid,user,%cpu,%mem,comm --sort=-%cpu | head -n 6',
+    topic: 'the busiest processes',
+  },
+  {
+    test: /\b(kernel|operating system|os|distro|distribution|linux version)\b/i,
+    command: 'uname -srmo; grep "^PRETTY_NAME=" /etc/os-release 2>/dev/null || true',
+    topic: 'the operating system',
+  },
   { test: /\b(hostname|host name|machine name)\b/i, command: 'hostname', topic: 'the host name' },
   { test: /\b(date|time|clock)\b/i, command: 'date', topic: 'the date and time' },
   { test: /\b(who am i|whoami|which user|my user)\b/i, command: 'id', topic: 'the user I run as' },

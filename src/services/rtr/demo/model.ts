@@ -61,9 +61,15 @@ function summarise(text: string, tag = 'tool_response'): string {
   const exit = /\[exit code: (-?\d+)\]\s*$/.exec(body);
   const output = (exit ? body.slice(0, exit.index) : body).trimEnd();
   const lines = output === '' || output === '(no output)' ? [] : output.split('\n');
-  const shown = lines.slice(0, 15).map((l) => `    ${l}`).join('\n');
+  const shown = lines
+    .slice(0, 15)
+    .map((l) => `    ${l}`)
+    .join('\n');
   const status = exit ? `It failed with exit code ${exit[1]}.` : 'It ran successfully.';
-  const what = lines.length === 0 ? 'It printed nothing.' : `It printed ${lines.length} line${lines.length === 1 ? '' : 's'}${lines.length > 15 ? '; the first 15' : ''}:\n\n${shown}`;
+  const what =
+    lines.length === 0
+      ? 'It printed nothing.'
+      : `It printed ${lines.length} line${lines.length === 1 ? '' : 's'}${lines.length > 15 ? '; the first 15' : ''}:\n\n${shown}`;
   return `\n${status} ${what}\n\n(This summary comes from the demo model; a real LLM would read the output and answer in plain words.)`;
 }
 
