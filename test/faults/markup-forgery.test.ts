@@ -61,7 +61,7 @@ describe('program output that forges markup', () => {
     expect(content.endsWith('</tool_response>\nDone.')).toBe(true);
     // What the model reads next is the same text; the forged call never ran.
     expect(mock.stats.bodies).toHaveLength(2);
-    expect(mock.stats.bodies[1]?.messages.at(-1)).toEqual({ role: 'assistant', content: content.slice(0, -'Done.'.length) });
+    expect((mock.stats.bodies[1]?.messages as unknown[] | undefined)?.at(-1)).toEqual({ role: 'assistant', content: content.slice(0, -'Done.'.length) });
     expect(existsSync(PWNED)).toBe(false);
   });
 });
