@@ -197,6 +197,9 @@ async function expectUsable(exc: Exc): Promise<void> {
   const reply = await execute(exc, 'bash', 'df -h / >/dev/null && echo df-ok; ps -e >/dev/null && echo ps-ok; grep -q "^ID=" /etc/os-release && echo os-ok; echo hi > here.txt && cat here.txt');
   expect(reply).toMatchObject({ exit_code: 0, stdout: 'df-ok\nps-ok\nos-ok\nhi\n', sandboxed: true });
   expect(await execute(exc, 'python3', 'import os\nprint(sum(range(10)), os.getcwd() == os.environ["HOME"])')).toMatchObject({ exit_code: 0, stdout: '45 True\n' });
+  // Static analysis still sees the code (it runs as the sandbox user when exc is root).
+  expect(await request(exc.socket, { type: 'validate', executor: 'python3', code: 'print(' }, { timeoutMs: 60_000 })).toMatchObject({ type: 'validation', ok: false });
+  expect(await request(exc.socket, { type: 'validate', executor: 'python3', code: 'print(1)' }, { timeoutMs: 60_000 })).toEqual({ type: 'validation', ok: true, errors: '' });
 }
 
 describe.runIf(BWRAP || process.env.CI)('the bubblewrap sandbox holds', () => {

@@ -72,13 +72,13 @@ function appendLine(text: string, line: string): string {
   return text === '' || text.endsWith('\n') ? `${text}${line}` : `${text}\n${line}`;
 }
 
-/** Runs only static analysis. */
-export async function validate(executor: Executor, code: string, signal: AbortSignal): Promise<ValidationReply> {
+/** Runs only static analysis, as `runAs` when given (exc is root and sandboxes: analysis is not root either). */
+export async function validate(executor: Executor, code: string, signal: AbortSignal, runAs?: { uid: number; gid: number }): Promise<ValidationReply> {
   if (!executor.validator) return { type: 'validation', ok: true, errors: '' };
   const fileName = codeFileName(executor);
-  const workdir = await createWorkdir(fileName, code);
+  const workdir = await createWorkdir(fileName, code, runAs);
   try {
-    const { ok, errors } = await analyse(executor.validator, fileName, workdir, signal);
+    const { ok, errors } = await analyse(executor.validator, fileName, workdir, signal, runAs);
     return { type: 'validation', ok, errors };
   } finally {
     await removeWorkdir(workdir);

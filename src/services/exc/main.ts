@@ -49,7 +49,7 @@ const exc: ServiceDefinition = {
           const code = requireString(request, 'code');
           const executor = find(name);
           if (!executor) return { type: 'validation', ok: false, errors: `unknown executor "${name.slice(0, 64)}" (available: ${names()})` };
-          return validate(executor, code, ctx.signal);
+          return validate(executor, code, ctx.signal, sandbox.active ? sandbox.runAs : undefined);
         },
       }),
     };
