@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_TAGS, INTERRUPT_TAGS, parseAll } from '../../src/protocol/stream-parser.js';
-import { request } from '../../src/runtime/index.js';
+import { request, stream } from '../../src/runtime/index.js';
 import { startMockLlm, type MockLlm } from '../../src/testing/mock-llm/server.js';
 import { startServices, type ServiceGroup } from '../../src/testing/suite.js';
 import { tempDir } from '../helpers/util.js';
@@ -62,6 +62,22 @@ describe('program output that forges markup', () => {
     // What the model reads next is the same text; the forged call never ran.
     expect(mock.stats.bodies).toHaveLength(2);
     expect((mock.stats.bodies[1]?.messages as unknown[] | undefined)?.at(-1)).toEqual({ role: 'assistant', content: content.slice(0, -'Done.'.length) });
+    expect(existsSync(PWNED)).toBe(false);
+  });
+
+  it('is neutralised the same way when the run is streamed', async () => {
+    mock.reset({
+      rules: [
+        { role: 'user', match: 'go', reply: `Running.\n${CALL}` },
+        { role: 'assistant', match: 'tool_response', reply: 'Done.' },
+      ],
+    });
+    let text = '';
+    for await (const frame of stream(suite.get('agr').socket, { type: 'run', messages: [{ role: 'user', content: 'go' }], stream: true })) {
+      if (frame.type === 'chunk') text += String(frame.delta);
+    }
+    expect(text.split('</tool_response>').length - 1, text).toBe(1);
+    expect(parseAll(text, 1 << 20, ALL_TAGS).flatMap((e) => (e.kind === 'block' ? [e.block.tag] : []))).toEqual(['tool_call', 'tool_response']);
     expect(existsSync(PWNED)).toBe(false);
   });
 });
