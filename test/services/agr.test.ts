@@ -121,7 +121,7 @@ describe('agr run, collected', () => {
     const responses = [...String(reply.content).matchAll(/<(?:tool|task)_response>\n(.*)\n<\/(?:tool|task)_response>/g)].map((m) => m[1]);
     expect(responses).toEqual([
       expect.stringMatching(
-        /^error: the <tool_call> block is not valid JSON \(.*\)\. Write exactly one JSON object; inside a string, write "<\/tool_call>" as "<\\\/tool_call>"\.$/,
+        /^error: the tool_call block is not valid JSON \(.*\)\. Write exactly one JSON object; inside a string, write its closing tag with the slash escaped, as "<\\\/tool_call>"\.$/,
       ),
       'error: unknown tool "execute_ruby" (available: execute_bash, execute_python3)',
       'error: unknown skill "cobol" (available: bash, python)',
@@ -140,7 +140,7 @@ describe('agr run, collected', () => {
     });
     const reply = await request(suite.get('agr').socket, run());
     expect(reply.content).toMatch(
-      /<tool_response>\nerror: the <tool_call> block is \d+ bytes, more than the limit of 4096 bytes \(\[agr\] max_block_bytes\); it was not executed\. Send a shorter program\.\n<\/tool_response>/,
+      /<tool_response>\nerror: the tool_call block is \d+ bytes, more than the limit of 4096 bytes \(\[agr\] max_block_bytes\); it was not executed\. Send a shorter program\.\n<\/tool_response>/,
     );
     expect(reply.content).toMatch(/\[… \d+ bytes omitted\]/);
   });

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/runtime/index.js';
-import { hiddenPaths, sandboxArgv } from '../../src/services/exc/sandbox.js';
+import { SANDBOX_UID, hiddenPaths, sandboxArgv, sandboxUser } from '../../src/services/exc/sandbox.js';
 import { utf8Boundary, BoundedCapture } from '../../src/services/exc/capture.js';
 
 let root: string;
@@ -39,6 +39,15 @@ describe('sandboxArgv', () => {
       '/usr/bin/bwrap --die-with-parent --new-session --unshare-all --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp ' +
         '--tmpfs /run/zino --ro-bind /dev/null /etc/zino/ZINO.toml --bind /tmp/zino-exc-1 /tmp/zino-exc-1 --chdir /tmp/zino-exc-1 -- bash code.sh',
     );
+  });
+});
+
+describe('sandboxUser', () => {
+  it('runs sandboxed programs as nobody when exc is root, as exc itself otherwise', () => {
+    expect(SANDBOX_UID).toBe(65534);
+    expect(sandboxUser(0)).toEqual({ uid: 65534, gid: 65534 });
+    expect(sandboxUser(1000)).toBeUndefined();
+    expect(sandboxUser(65534)).toBeUndefined();
   });
 });
 

@@ -140,13 +140,30 @@ export type SchemaOf<C> = { [S in keyof C]: { [K in keyof C[S]]: KeySpec<C[S][K]
 
 const MiB = 1024 * 1024;
 
+/**
+ * The largest duration any key may name, in milliseconds: Node's timers hold at
+ * most 2^31−1 ms (about 24.8 days) and fire at once, after 1 ms, beyond it. The
+ * bound is a round 2·10^9 ms (23 days) so that the margins services add to a
+ * configured duration (agr waits for exc 15 s longer than `[exc] timeout`, `zino up`
+ * 2 s longer than `[limits] shutdown_grace_ms`) stay under the limit too.
+ */
+export const MAX_DURATION_MS = 2_000_000_000;
+/** The same bound for keys in seconds. */
+export const MAX_DURATION_S = MAX_DURATION_MS / 1000;
+/**
+ * The largest text a key may let one process hold in one string, in bytes: a block
+ * or an output stream travels JSON-escaped (up to 6 characters a byte) in one frame
+ * and V8 strings end at 2^29−24 characters; 32 MiB × 2 streams × 6 stays under that.
+ */
+export const MAX_TEXT_BYTES = 32 * MiB;
+
 const socket = (name: string): KeySpec<string> => ({ kind: 'path', default: `/run/zino/${name}.sock`, doc: 'UDS listen path' });
 
 /** Every key, in the order ZINO.toml documents them. */
 export const SCHEMA: SchemaOf<ResolvedConfig> = {
   daemon: {
     socket: socket('daemon'),
-    dependency_timeout_ms: { kind: 'integer', default: 5000, min: 1, doc: 'Bound on each call to sys, ctx and mem (ms)' },
+    dependency_timeout_ms: { kind: 'integer', default: 5000, min: 1, max: MAX_DURATION_MS, doc: 'Bound on each call to sys, ctx and mem (ms)' },
   },
   agent: {
     temperature: { kind: 'number', default: 0.7, min: 0, max: 2, doc: 'LLM temperature for inference' },
@@ -155,6 +172,7 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
       kind: 'integer',
       default: 5,
       min: 1,
+      max: 100,
       doc: 'Value of %%MAX_ITERATIONS%% in the system prompt',
       derived: 'defaults to [agr] max_iterations',
     },
@@ -163,7 +181,7 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
     socket: socket('rtr'),
     streaming: { kind: 'boolean', default: true, doc: 'Enable streaming support' },
     max_retries: { kind: 'integer', default: 2, min: 0, max: 10, doc: 'Retries of connection errors, 429 and 5xx before the first token' },
-    timeout: { kind: 'number', default: 600, min: 1, doc: 'Bound on one LLM request (seconds)' },
+    timeout: { kind: 'number', default: 600, min: 1, max: MAX_DURATION_S, doc: 'Bound on one LLM request (seconds)' },
   },
   api: {
     base_url: { kind: 'string', default: '', doc: 'OpenAI-compatible API endpoint ("demo" = built-in demo model)' },
@@ -175,12 +193,12 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
   agr: {
     socket: socket('agr'),
     max_iterations: { kind: 'integer', default: 5, min: 1, max: 100, doc: 'Default max agentic loop iterations' },
-    max_block_bytes: { kind: 'integer', default: 256 * 1024, min: 64, doc: 'Largest <tool_call>/<task> block executed (bytes)' },
+    max_block_bytes: { kind: 'integer', default: 256 * 1024, min: 64, max: MAX_TEXT_BYTES, doc: 'Largest <tool_call>/<task> block executed (bytes)' },
   },
   exc: {
     socket: socket('exc'),
-    timeout: { kind: 'integer', default: 30, min: 1, doc: 'Execution timeout (seconds)' },
-    max_output_bytes: { kind: 'integer', default: MiB, min: 1024, doc: 'Cap on each of stdout and stderr (bytes)' },
+    timeout: { kind: 'integer', default: 30, min: 1, max: MAX_DURATION_S, doc: 'Execution timeout (seconds)' },
+    max_output_bytes: { kind: 'integer', default: MiB, min: 1024, max: MAX_TEXT_BYTES, doc: 'Cap on each of stdout and stderr (bytes)' },
     sandbox: { kind: 'string', default: 'auto', choices: ['auto', 'bwrap', 'none'], doc: 'Sandbox: "auto", "bwrap" or "none"' },
   },
   tools: {
@@ -201,18 +219,18 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
   },
   ctx: {
     socket: socket('ctx'),
-    history_limit: { kind: 'integer', default: 50, min: 0, doc: 'Max chat history messages to include' },
-    hard_memory_top_k: { kind: 'integer', default: 3, min: 0, doc: 'Number of hard memory results per search' },
-    max_context_tokens: { kind: 'integer', default: 0, min: 0, doc: 'Token budget of the context (chars/4); 0 = off' },
+    history_limit: { kind: 'integer', default: 50, min: 0, max: 100_000, doc: 'Max chat history messages to include' },
+    hard_memory_top_k: { kind: 'integer', default: 3, min: 0, max: 1000, doc: 'Number of hard memory results per search' },
+    max_context_tokens: { kind: 'integer', default: 0, min: 0, max: 100_000_000, doc: 'Token budget of the context (chars/4); 0 = off' },
   },
   logging: {
     level: { kind: 'string', default: 'info', doc: 'Log level (ZINO_LOG_LEVEL overrides)' },
   },
   limits: {
     max_frame_bytes: { kind: 'integer', default: 16 * MiB, min: 1024, max: 0xffff_ffff, doc: 'Largest frame accepted or sent (bytes)' },
-    connect_timeout_ms: { kind: 'integer', default: 2000, min: 1, doc: 'Bound on connecting to a service socket (ms)' },
-    request_read_timeout_ms: { kind: 'integer', default: 30000, min: 1, doc: 'Time a client has to send its request (ms)' },
-    shutdown_grace_ms: { kind: 'integer', default: 10000, min: 0, doc: 'Time in-flight requests get on SIGTERM (ms)' },
-    max_connections: { kind: 'integer', default: 1024, min: 1, doc: 'Connections a service serves at once (more get OVERLOADED)' },
+    connect_timeout_ms: { kind: 'integer', default: 2000, min: 1, max: MAX_DURATION_MS, doc: 'Bound on connecting to a service socket (ms)' },
+    request_read_timeout_ms: { kind: 'integer', default: 30000, min: 1, max: MAX_DURATION_MS, doc: 'Time a client has to send its request (ms)' },
+    shutdown_grace_ms: { kind: 'integer', default: 10000, min: 0, max: MAX_DURATION_MS, doc: 'Time in-flight requests get on SIGTERM (ms)' },
+    max_connections: { kind: 'integer', default: 1024, min: 1, max: 65_536, doc: 'Connections a service serves at once (more get OVERLOADED)' },
   },
 };

@@ -17,7 +17,8 @@ export interface AgrCatalog {
 
 /** Interprets one block against the catalog. */
 export function interpretBlock(block: Block, catalog: AgrCatalog, maxBlockBytes: number): Action {
-  const tag = `<${block.tag}>`;
+  // Named without angle brackets: a response block never holds a tag but its own (format.ts).
+  const tag = block.tag;
   if (block.oversized) {
     return invalid(
       `the ${tag} block is ${block.bytes} bytes, more than the limit of ${maxBlockBytes} bytes ([agr] max_block_bytes); it was not executed. Send a shorter program.`,
@@ -28,7 +29,7 @@ export function interpretBlock(block: Block, catalog: AgrCatalog, maxBlockBytes:
     value = JSON.parse(block.content);
   } catch (err) {
     return invalid(
-      `the ${tag} block is not valid JSON (${(err as Error).message}). Write exactly one JSON object; inside a string, write "</${block.tag}>" as "<\\/${block.tag}>".`,
+      `the ${tag} block is not valid JSON (${(err as Error).message}). Write exactly one JSON object; inside a string, write its closing tag with the slash escaped, as "<\\/${block.tag}>".`,
     );
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return invalid(`the ${tag} block must hold one JSON object`);

@@ -25,10 +25,31 @@ export function formatResult(result: ExecResult): string {
   return parts.length > 0 ? parts.join('\n') : '(no output)';
 }
 
-/** The block injected right after a `<tool_call>` or `<task>` block. */
+/**
+ * The block injected right after a `<tool_call>` or `<task>` block. The body is
+ * {@link neutraliseMarkup}d: a response block ends only where agr ends it.
+ */
 export function responseBlock(tag: BlockTag, body: string): string {
   const name = tag === 'task' ? 'task_response' : 'tool_response';
-  return `\n<${name}>\n${body}\n</${name}>\n`;
+  return `\n<${name}>\n${neutraliseMarkup(body)}\n</${name}>\n`;
+}
+
+/**
+ * A `<` that begins one of ZINO's tags, opening or closing, in any case and with
+ * any whitespace a lenient reader (or a model) might accept: `<tool_call>`,
+ * `</ Tool_Response >`, `<task attr>`. The parser itself recognises only the exact
+ * lowercase forms; this is deliberately wider.
+ */
+const MARKUP = /<(?=\s*\/?\s*(?:tool_call|task|tool_response|task_response)(?!\w))/gi;
+
+/**
+ * Makes text that did not come from the model (program output, error messages,
+ * later MCP and HTTP content) unable to open or close a block: the `<` of every
+ * ZINO tag becomes `&lt;`, so `</tool_response>` reads `&lt;/tool_response>`.
+ * Everything else is left exactly as it was.
+ */
+export function neutraliseMarkup(text: string): string {
+  return text.replace(MARKUP, '&lt;');
 }
 
 /** The body of a response block for a block that could not run. */

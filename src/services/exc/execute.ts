@@ -22,23 +22,27 @@ const VALIDATION_OUTPUT_BYTES = 64 * 1024;
 export interface ExecuteDeps {
   config: Readonly<ResolvedConfig>;
   sandbox: SandboxState;
-  hidden: { dirs: string[]; files: string[] };
+  /** The paths to hide, looked up per run: a socket directory may appear after exc starts. */
+  hidden: () => { dirs: string[]; files: string[] };
 }
 
 /** Runs `code` with `executor`: the reply, and how many escaped leftover processes were killed (for the log). */
 export async function execute(deps: ExecuteDeps, executor: Executor, code: string, signal: AbortSignal): Promise<{ reply: ExecuteResult; leftovers: number }> {
   const started = performance.now();
   const fileName = codeFileName(executor);
-  const workdir = await createWorkdir(fileName, code);
+  const sandboxed = deps.sandbox.active && deps.sandbox.bwrap !== undefined;
+  // As root, the sandboxed program (and its static analysis) runs as `nobody`, which must own its working directory.
+  const runAs = sandboxed ? deps.sandbox.runAs : undefined;
+  const workdir = await createWorkdir(fileName, code, runAs);
   try {
-    const validation = executor.validator ? await analyse(executor.validator, fileName, workdir, signal) : undefined;
+    const validation = executor.validator ? await analyse(executor.validator, fileName, workdir, signal, runAs) : undefined;
     const marker = randomUUID();
     const argv = [...executor.tool.command, fileName];
-    const sandboxed = deps.sandbox.active && deps.sandbox.bwrap !== undefined;
     const result = await runProgram({
-      argv: sandboxed ? sandboxArgv(deps.sandbox.bwrap as string, workdir, argv, deps.hidden) : argv,
+      argv: sandboxed ? sandboxArgv(deps.sandbox.bwrap as string, workdir, argv, deps.hidden()) : argv,
       cwd: workdir,
-      env: programEnv(workdir, marker),
+      env: programEnv(workdir, marker, runAs),
+      ...(runAs ? { runAs } : {}),
       timeoutMs: deps.config.exc.timeout * 1000,
       maxOutputBytes: deps.config.exc.max_output_bytes,
       signal,
@@ -68,25 +72,32 @@ function appendLine(text: string, line: string): string {
   return text === '' || text.endsWith('\n') ? `${text}${line}` : `${text}\n${line}`;
 }
 
-/** Runs only static analysis. */
-export async function validate(executor: Executor, code: string, signal: AbortSignal): Promise<ValidationReply> {
+/** Runs only static analysis, as `runAs` when given (exc is root and sandboxes: analysis is not root either). */
+export async function validate(executor: Executor, code: string, signal: AbortSignal, runAs?: { uid: number; gid: number }): Promise<ValidationReply> {
   if (!executor.validator) return { type: 'validation', ok: true, errors: '' };
   const fileName = codeFileName(executor);
-  const workdir = await createWorkdir(fileName, code);
+  const workdir = await createWorkdir(fileName, code, runAs);
   try {
-    const { ok, errors } = await analyse(executor.validator, fileName, workdir, signal);
+    const { ok, errors } = await analyse(executor.validator, fileName, workdir, signal, runAs);
     return { type: 'validation', ok, errors };
   } finally {
     await removeWorkdir(workdir);
   }
 }
 
-async function analyse(validator: string[], fileName: string, workdir: string, signal: AbortSignal): Promise<{ ok: boolean; errors: string }> {
+async function analyse(
+  validator: string[],
+  fileName: string,
+  workdir: string,
+  signal: AbortSignal,
+  runAs?: { uid: number; gid: number },
+): Promise<{ ok: boolean; errors: string }> {
   const marker = randomUUID();
   const result = await runProgram({
     argv: [...validator, fileName],
     cwd: workdir,
-    env: programEnv(workdir, marker),
+    env: programEnv(workdir, marker, runAs),
+    ...(runAs ? { runAs } : {}),
     timeoutMs: VALIDATION_TIMEOUT_MS,
     maxOutputBytes: VALIDATION_OUTPUT_BYTES,
     signal,
@@ -104,8 +115,8 @@ async function analyse(validator: string[], fileName: string, workdir: string, s
  * The program's environment: nothing of exc's own (no API key, no config paths),
  * just what programs need, plus the run's marker.
  */
-function programEnv(workdir: string, marker: string): Record<string, string> {
-  const user = safeUserName();
+function programEnv(workdir: string, marker: string, runAs?: { uid: number; gid: number }): Record<string, string> {
+  const user = runAs ? 'nobody' : safeUserName();
   return {
     PATH: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     HOME: workdir,

@@ -17,7 +17,7 @@ const exc: ServiceDefinition = {
     const executors = buildExecutors(catalog.tools);
     const sandbox = detectSandbox(config.exc.sandbox);
     const hidden = hiddenPaths(config, context.configFile);
-    const deps = { config, sandbox, hidden };
+    const deps = { config, sandbox, hidden: () => hiddenPaths(config, context.configFile) };
     if (sandbox.refusal) log.error({ reason: sandbox.refusal }, 'sandbox required but unusable; execute will be refused');
     else log.info({ sandbox: sandbox.active ? 'bwrap' : 'none', reason: sandbox.reason, hidden }, 'sandbox decided');
     log.info({ executors: [...executors.values()].map((e) => ({ name: e.name, validator: e.validator?.[0] ?? null })) }, 'executors loaded');
@@ -61,7 +61,7 @@ const exc: ServiceDefinition = {
           const code = requireString(request, 'code');
           const executor = find(name);
           if (!executor) return { type: 'validation', ok: false, errors: `unknown executor "${name.slice(0, 64)}" (available: ${names()})` };
-          return validate(executor, code, ctx.signal);
+          return validate(executor, code, ctx.signal, sandbox.active ? sandbox.runAs : undefined);
         },
       }),
     };

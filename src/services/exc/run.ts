@@ -23,6 +23,8 @@ export interface RunOptions {
   marker: string;
   /** Time between SIGTERM and SIGKILL. @default 2000 */
   killGraceMs?: number;
+  /** Run as this uid and gid (no supplementary groups) instead of exc's own. */
+  runAs?: { uid: number; gid: number };
 }
 
 /** What happened. */
@@ -50,7 +52,9 @@ export function runProgram(options: RunOptions): Promise<RunResult> {
   return new Promise((resolve) => {
     let stopped: StopReason | undefined;
     let killTimer: NodeJS.Timeout | undefined;
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    // libuv drops supplementary groups when it switches uid or gid.
+    const ids = options.runAs ? { uid: options.runAs.uid, gid: options.runAs.gid } : {};
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...ids });
     const pid = child.pid;
 
     const stop = (reason: StopReason): void => {

@@ -3,6 +3,12 @@
  * directory, its own PID namespace (when the program exits, everything it started
  * dies with it), killed when exc dies. ZINO's own sockets, memory and config are
  * hidden from the code.
+ *
+ * The program never holds a capability. bwrap started by an ordinary user puts it
+ * in a user namespace of its own with none; bwrap started by root would not (the
+ * program would be real root, able to remount / read-write and unmount what hides
+ * ZINO's files), so when exc runs as root bwrap itself is started as
+ * {@link SANDBOX_UID} (`nobody`) and behaves exactly as for an ordinary user.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -21,24 +27,39 @@ export interface SandboxState {
   reason: string;
   /** Set when `mode = "bwrap"` but it cannot be used: every execute is refused with this. */
   refusal?: string;
+  /** The uid and gid bwrap (and so the program) runs as, when not exc's own: exc runs as root. */
+  runAs?: { uid: number; gid: number };
+}
+
+/** The uid and gid sandboxed programs run as when exc runs as root: `nobody`. */
+export const SANDBOX_UID = 65534;
+
+/** Who bwrap must run as: `nobody` when exc is root, else exc's own user (undefined). */
+export function sandboxUser(euid: number | undefined = process.geteuid?.()): { uid: number; gid: number } | undefined {
+  return euid === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : undefined;
 }
 
 /** Decides how to run code under `mode`, probing bubblewrap once. */
 export function detectSandbox(mode: SandboxMode): SandboxState {
   if (mode === 'none') return { mode, active: false, reason: 'sandbox disabled by [exc] sandbox = "none"' };
   const bwrap = which('bwrap');
-  const problem = bwrap ? probe(bwrap) : 'bubblewrap (bwrap) is not installed';
-  if (bwrap && problem === undefined) return { mode, active: true, bwrap, reason: `bubblewrap at ${bwrap}` };
+  const runAs = sandboxUser();
+  const problem = bwrap ? probe(bwrap, runAs) : 'bubblewrap (bwrap) is not installed';
+  if (bwrap && problem === undefined) {
+    const as = runAs ? `, programs run as uid ${runAs.uid} because exc runs as root` : '';
+    return { mode, active: true, bwrap, reason: `bubblewrap at ${bwrap}${as}`, ...(runAs ? { runAs } : {}) };
+  }
   if (mode === 'bwrap') return { mode, active: false, reason: problem ?? 'unusable', refusal: `[exc] sandbox = "bwrap" but ${problem}` };
   return { mode, active: false, reason: `running without a sandbox: ${problem}` };
 }
 
 /** Runs a trivial sandboxed command; returns why it failed, or `undefined` when it works. */
-function probe(bwrap: string): string | undefined {
-  const result = spawnSync(bwrap, [...baseArgs(), '--', 'true'], { timeout: 10_000, encoding: 'utf8' });
+function probe(bwrap: string, runAs: { uid: number; gid: number } | undefined): string | undefined {
+  const result = spawnSync(bwrap, [...baseArgs(), '--', 'true'], { timeout: 10_000, encoding: 'utf8', cwd: '/', ...(runAs ?? {}) });
   if (result.status === 0) return undefined;
   const detail = (result.stderr || result.error?.message || `exit ${String(result.status)}`).trim().split('\n')[0];
-  return `bubblewrap cannot create a sandbox here (${detail})`;
+  const as = runAs ? ` as uid ${runAs.uid} (exc runs as root; bwrap needs unprivileged user namespaces)` : '';
+  return `bubblewrap cannot create a sandbox here${as} (${detail})`;
 }
 
 function baseArgs(): string[] {

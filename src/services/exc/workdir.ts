@@ -1,13 +1,18 @@
 /** A fresh private working directory per run, removed afterwards whatever the code did to it. */
-import { chmod, mkdtemp, readdir, rm, writeFile, lstat } from 'node:fs/promises';
+import { chmod, chown, mkdtemp, readdir, rm, writeFile, lstat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-/** Creates a 0700 directory under the system temp dir and writes `code` to `fileName` in it. */
-export async function createWorkdir(fileName: string, code: string): Promise<string> {
+/** Creates a 0700 directory under the system temp dir and writes `code` to `fileName` in it, both owned by `owner` when given. */
+export async function createWorkdir(fileName: string, code: string, owner?: { uid: number; gid: number }): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'zino-exc-'));
   await chmod(dir, 0o700);
-  await writeFile(path.join(dir, fileName), code, { mode: 0o600 });
+  const file = path.join(dir, fileName);
+  await writeFile(file, code, { mode: 0o600 });
+  if (owner) {
+    await chown(file, owner.uid, owner.gid);
+    await chown(dir, owner.uid, owner.gid);
+  }
   return dir;
 }
 

@@ -1,0 +1,255 @@
+/**
+ * Sandbox escapes, run through a real exc with `[exc] sandbox = "bwrap"`: the
+ * program reads its capabilities and uid, remounts / read-write and writes to the
+ * host, unmounts the `/dev/null` over the config, the tmpfs over the socket
+ * directory and the private /tmp, retries all of that from a nested user
+ * namespace, reads a root-only file and connects to exc's own socket. None of it
+ * may work, whoever runs exc: as root (how CI runs) and as an ordinary user
+ * (uid 65534, from a copy of the package that user can read).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ping, request, type Frame } from '../../src/runtime/index.js';
+import { detectSandbox } from '../../src/services/exc/sandbox.js';
+import { CLI_PATH, PACKAGE_ROOT } from '../../src/testing/paths.js';
+import { writeTestConfig } from '../../src/testing/suite.js';
+import { waitFor } from '../helpers/util.js';
+import { record } from './harness.js';
+
+const ROOT = process.geteuid?.() === 0;
+const NOBODY = 65534;
+// CI installs bubblewrap (.ci/debian-packages); locally the test needs a working bwrap.
+const BWRAP = detectSandbox('auto').active;
+const SECRET = `zino-secret-${process.pid}-${Date.now()}`;
+
+/** Where a copy of the package `nobody` can read lives: the checkout when it is readable, else an installed copy. */
+function packageForNobody(): { cli: string; root: string; cleanup: () => void } {
+  const readable = spawnSync('runuser', ['-u', 'nobody', '--', 'test', '-r', CLI_PATH]).status === 0;
+  const toolsReadable = spawnSync('runuser', ['-u', 'nobody', '--', 'test', '-r', path.join(PACKAGE_ROOT, 'tools', 'bash.json')]).status === 0;
+  if (readable && toolsReadable) return { cli: CLI_PATH, root: PACKAGE_ROOT, cleanup: () => undefined };
+  const dir = mkdtempSync(path.join(tmpdir(), 'zesc-pkg-'));
+  chmodSync(dir, 0o755);
+  const prefix = '/opt/zino';
+  const install = spawnSync(process.execPath, [CLI_PATH, 'install-systemd', '--root', dir, '--prefix', prefix, '--node', process.execPath], {
+    encoding: 'utf8',
+    env: { ...process.env, ZINO_CONFIG: '', ZINO_DIR: '' },
+  });
+  if (install.status !== 0) throw new Error(`cannot install a copy for nobody: ${install.stdout}${install.stderr}`);
+  const root = path.join(dir, prefix);
+  return { cli: path.join(root, 'dist/src/cli/main.js'), root, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A running exc, its directory (outside /tmp, so its paths are hidden rather than merely private) and a host /tmp marker. */
+interface Exc {
+  dir: string;
+  file: string;
+  socket: string;
+  child: ChildProcess;
+  tmpMarker: string;
+  stop(): Promise<void>;
+}
+
+async function startExc(as: 'self' | 'nobody'): Promise<Exc> {
+  const pkg = as === 'nobody' ? packageForNobody() : { cli: CLI_PATH, root: PACKAGE_ROOT, cleanup: () => undefined };
+  const dir = mkdtempSync('/var/tmp/zesc-');
+  const { file } = writeTestConfig(dir, {
+    api: { base_url: 'http://127.0.0.1:9', key: SECRET },
+    exc: { sandbox: 'bwrap', timeout: 20 },
+    tools: { dir: path.join(pkg.root, 'tools') },
+    skills: { dir: path.join(pkg.root, 'skills') },
+    sys: { template: path.join(pkg.root, 'SYSTEM.md') },
+  });
+  // A file only root may read, next to the config (not hidden: the uid must keep it out).
+  writeFileSync(path.join(dir, 'root-only.txt'), SECRET, { mode: 0o600 });
+  chmodSync(dir, 0o755);
+  if (as === 'nobody') {
+    chownSync(dir, NOBODY, NOBODY);
+    chownSync(file, NOBODY, NOBODY);
+  }
+  const tmpMarker = path.join(tmpdir(), `zesc-host-tmp-${process.pid}-${Math.floor(Math.random() * 1e9)}`);
+  writeFileSync(tmpMarker, 'x');
+  const socket = path.join(dir, 'run', 'exc.sock');
+  const ids = as === 'nobody' ? { uid: NOBODY, gid: NOBODY } : {};
+  const child = spawn(process.execPath, [pkg.cli, 'serve', 'exc', '--config', file], {
+    ...ids,
+    cwd: '/',
+    env: { ...process.env, ZINO_LOG_LEVEL: 'warn', ZINO_CONFIG: '', ZINO_DIR: '' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const cleanup = (): void => {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(tmpMarker, { force: true });
+    pkg.cleanup();
+  };
+  try {
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`exc exited with ${child.exitCode}: ${stderr}`);
+        return ping(socket, { timeoutMs: 500 }).then(
+          () => true,
+          () => false,
+        );
+      },
+      `exc (${as}) to answer ping`,
+      30_000,
+      50,
+    );
+  } catch (err) {
+    child.kill('SIGKILL');
+    await exited;
+    cleanup();
+    throw err;
+  }
+  return {
+    dir,
+    file,
+    socket,
+    child,
+    tmpMarker,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+      cleanup();
+    },
+  };
+}
+
+/** The escape attempts, as one bash program printing `name=value` lines. */
+function escapeProgram(exc: Exc): string {
+  const runDir = path.dirname(exc.socket);
+  const escaped = path.join(exc.dir, 'escaped.txt');
+  const rootOnly = path.join(exc.dir, 'root-only.txt');
+  const q = (s: string): string => `'${s}'`;
+  return [
+    `echo "capeff=$(awk '/^CapEff/ {print $2}' /proc/self/status)"`,
+    `echo "capprm=$(awk '/^CapPrm/ {print $2}' /proc/self/status)"`,
+    `echo "uid=$(id -u)"`,
+    `if mount -o remount,bind,rw / 2>/dev/null; then echo remount=ok; else echo remount=denied; fi`,
+    `if (echo escaped > ${q(escaped)}) 2>/dev/null; then echo write=ok; else echo write=denied; fi`,
+    `if umount ${q(exc.file)} 2>/dev/null; then echo umount_config=ok; else echo umount_config=denied; fi`,
+    `if umount -l ${q(runDir)} 2>/dev/null; then echo umount_run=ok; else echo umount_run=denied; fi`,
+    `if umount -l /tmp 2>/dev/null; then echo umount_tmp=ok; else echo umount_tmp=denied; fi`,
+    `echo "config=$(cat ${q(exc.file)} 2>&1 | tr '\\n' ' ')"`,
+    `echo "rootonly=$(cat ${q(rootOnly)} 2>&1 | tr '\\n' ' ')"`,
+    `echo "run=$(ls -A ${q(runDir)} 2>&1 | tr '\\n' ' ')"`,
+    `echo "tmp=$(ls -A /tmp 2>&1 | tr '\\n' ' ')"`,
+    // The same from a nested user namespace, where the program would be "root" again.
+    `echo "nested=$(unshare -rm sh -c 'umount -l /tmp; umount -l ${runDir}; umount ${exc.file}; mount -o remount,bind,rw /; echo escaped > ${escaped}; ls -A /tmp ${runDir}; cat ${exc.file} ${rootOnly}' 2>&1 | tr '\\n' ' ')"`,
+    `python3 - <<'EOF'
+import socket
+try:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(${JSON.stringify(exc.socket)})
+    print("connect=ok")
+except OSError as e:
+    print("connect=denied", e.__class__.__name__)
+EOF`,
+  ].join('\n');
+}
+
+function fields(stdout: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of stdout.split('\n')) {
+    const eq = line.indexOf('=');
+    if (eq > 0) out[line.slice(0, eq)] = line.slice(eq + 1);
+  }
+  return out;
+}
+
+function execute(exc: Exc, executor: string, code: string): Promise<Frame> {
+  return request(exc.socket, { type: 'execute', executor, code }, { timeoutMs: 60_000 });
+}
+
+/** The assertions shared by both runs. */
+async function expectContained(exc: Exc, who: string): Promise<void> {
+  const reply = await execute(exc, 'bash', escapeProgram(exc));
+  expect(reply, JSON.stringify(reply)).toMatchObject({ type: 'result', sandboxed: true });
+  const f = fields(String(reply.stdout));
+  record(`sandbox.${who}.capeff`, f.capeff ?? '?');
+  record(`sandbox.${who}.uid`, f.uid ?? '?');
+  expect(f, String(reply.stdout)).toMatchObject({
+    capeff: '0000000000000000',
+    capprm: '0000000000000000',
+    remount: 'denied',
+    write: 'denied',
+    umount_config: 'denied',
+    umount_run: 'denied',
+    umount_tmp: 'denied',
+  });
+  expect(f.uid).not.toBe('0');
+  expect(f.connect ?? '', String(reply.stdout)).toMatch(/^denied/);
+  const everything = `${String(reply.stdout)}${String(reply.stderr)}`;
+  expect(everything).not.toContain(SECRET);
+  expect(f.run ?? '').not.toContain('exc.sock');
+  expect(f.tmp ?? '').not.toContain(path.basename(exc.tmpMarker));
+  expect(f.nested ?? '').not.toContain('exc.sock');
+  expect(f.nested ?? '').not.toContain(path.basename(exc.tmpMarker));
+  expect(existsSync(path.join(exc.dir, 'escaped.txt'))).toBe(false);
+  // The config file itself is untouched.
+  expect(readFileSync(exc.file, 'utf8')).toContain(SECRET);
+}
+
+/** Ordinary programs still work in the sandbox. */
+async function expectUsable(exc: Exc): Promise<void> {
+  const reply = await execute(
+    exc,
+    'bash',
+    'df -h / >/dev/null && echo df-ok; ps -e >/dev/null && echo ps-ok; grep -q "^ID=" /etc/os-release && echo os-ok; echo hi > here.txt && cat here.txt',
+  );
+  expect(reply).toMatchObject({ exit_code: 0, stdout: 'df-ok\nps-ok\nos-ok\nhi\n', sandboxed: true });
+  expect(await execute(exc, 'python3', 'import os\nprint(sum(range(10)), os.getcwd() == os.environ["HOME"])')).toMatchObject({
+    exit_code: 0,
+    stdout: '45 True\n',
+  });
+  // Static analysis still sees the code (it runs as the sandbox user when exc is root).
+  expect(await request(exc.socket, { type: 'validate', executor: 'python3', code: 'print(' }, { timeoutMs: 60_000 })).toMatchObject({
+    type: 'validation',
+    ok: false,
+  });
+  expect(await request(exc.socket, { type: 'validate', executor: 'python3', code: 'print(1)' }, { timeoutMs: 60_000 })).toEqual({
+    type: 'validation',
+    ok: true,
+    errors: '',
+  });
+}
+
+describe.runIf(BWRAP || process.env.CI)('the bubblewrap sandbox holds', () => {
+  describe(ROOT ? 'when exc runs as root' : `when exc runs as uid ${process.geteuid?.()}`, () => {
+    let exc: Exc;
+    beforeAll(async () => {
+      exc = await startExc('self');
+    });
+    afterAll(async () => {
+      await exc?.stop();
+    });
+    it('takes every capability and root away and stops every escape', async () => {
+      await expectContained(exc, ROOT ? 'root' : 'user');
+    });
+    it('still runs ordinary programs', async () => {
+      await expectUsable(exc);
+    });
+  });
+
+  // Switching to an ordinary user needs root; CI runs as root, so there it runs.
+  describe.runIf(ROOT)('when exc runs as an ordinary user (uid 65534)', () => {
+    let exc: Exc;
+    beforeAll(async () => {
+      exc = await startExc('nobody');
+    });
+    afterAll(async () => {
+      await exc?.stop();
+    });
+    it('takes every capability away and stops every escape', async () => {
+      await expectContained(exc, 'user');
+    });
+    it('still runs ordinary programs', async () => {
+      await expectUsable(exc);
+    });
+  });
+});
