@@ -10,6 +10,7 @@ import { startMockLlm, type MockLlm } from '../../src/testing/mock-llm/server.js
 import type { MockScript } from '../../src/testing/mock-llm/script.js';
 import { writeTestConfig, type ConfigOverrides } from '../../src/testing/suite.js';
 import { startSuite, type RunningSuite } from '../../src/testing/up.js';
+import { mockOverrides } from '../helpers/mock.js';
 import { processesMatching } from '../helpers/procs.js';
 import { tempDir, waitFor } from '../helpers/util.js';
 
@@ -23,7 +24,7 @@ export interface FaultSuite {
   /** The pid of the running `zino serve <name>`. */
   pid(name: ServiceName): number;
   script(value: MockScript): void;
-  /** Waits until `name` answers ping again; returns how long that took from `since` (ms). */
+  /** Waits (up to 30 s by default) until `name` answers ping again; returns how long that took from `since` (ms), a figure to record. */
   waitUntilBack(name: ServiceName, since: number, timeoutMs?: number): Promise<number>;
   close(): Promise<void>;
 }
@@ -32,7 +33,7 @@ export interface FaultSuite {
 export async function startFaultSuite(prefix: string, overrides: ConfigOverrides = {}): Promise<FaultSuite> {
   const mock = await startMockLlm();
   const { dir, cleanup } = tempDir(prefix);
-  const { file } = writeTestConfig(dir, { api: { base_url: mock.baseUrl, key: 'k' }, service: { model: 'm' }, exc: { sandbox: 'none' }, ...overrides });
+  const { file } = writeTestConfig(dir, mockOverrides(mock, overrides));
   const suite = await startSuite(file, { env: { ZINO_LOG_LEVEL: 'warn' } });
   const socket = (name: ServiceName): string => path.join(dir, 'run', `${name}.sock`);
   return {
@@ -49,7 +50,7 @@ export async function startFaultSuite(prefix: string, overrides: ConfigOverrides
     script(value) {
       mock.reset(value);
     },
-    async waitUntilBack(name, since, timeoutMs = 10_000) {
+    async waitUntilBack(name, since, timeoutMs = 30_000) {
       await waitFor(async () => ping(socket(name), { timeoutMs: 500 }).then(() => true, () => false), `${name} to answer ping again`, timeoutMs, 5);
       return Date.now() - since;
     },

@@ -7,7 +7,8 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FrameDecoder, SERVICE_NAMES, ping, type Frame } from '../../src/runtime/index.js';
 import { startFaultSuite, record, rssMiB, type FaultSuite } from './harness.js';
-import { CATEGORIES, hostile, rng } from './hostile.js';
+import { rng } from '../helpers/random.js';
+import { CATEGORIES, hostile } from './hostile.js';
 
 const INPUTS_PER_SERVICE = 10_000;
 const CONCURRENCY = 16;
