@@ -150,7 +150,7 @@ describe('exc limits', () => {
     await waitFor(() => processesMatching(`sleep ${marker}`).length === 2, 'both sleeps to start');
     controller.abort();
     expect(await pending).toMatchObject({ code: 'CANCELLED' });
-    await waitFor(() => processesMatching(`sleep ${marker}`).length === 0, 'the sleeps to be killed', 5000);
+    await waitFor(() => processesMatching(`sleep ${marker}`).length === 0, 'the sleeps to be killed', 30_000);
     await waitFor(() => service.logs.some((l) => l.msg === 'request cancelled: client disconnected'), 'exc to log the cancellation');
   });
 
