@@ -5,25 +5,19 @@
  * nothing is stored for the channel. The test waits for that state (up to a generous
  * deadline); how long it took is recorded for docs/reliability.md, not asserted.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request, stream } from '../../src/runtime/index.js';
 import { processesMatching } from '../helpers/procs.js';
 import { rng } from '../helpers/random.js';
 import { waitFor } from '../helpers/util.js';
-import { record, startFaultSuite, type FaultSuite } from './harness.js';
+import { record, useFaultSuite } from './harness.js';
 
 const RUNS = 30;
 const PHASES = ['before the model', 'model streaming', 'tool running'] as const;
 /** A generous bound on everything being cancelled: met in about 10 ms on a quiet machine. */
 const SETTLED_WITHIN_MS = 30_000;
 
-let fs: FaultSuite;
-beforeAll(async () => {
-  fs = await startFaultSuite('zcancel');
-});
-afterAll(async () => {
-  await fs.close();
-});
+const fs = useFaultSuite('zcancel');
 
 describe('clients disconnecting at chosen points', () => {
   it(`cancels everything (${RUNS} runs, ${PHASES.length} phases)`, async () => {

@@ -8,10 +8,10 @@
  * and the next request succeeds. How long each step took is recorded for
  * docs/reliability.md, not asserted: it depends on the machine's load.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request, stream, type ChatMessage, type Frame, type ServiceName } from '../../src/runtime/index.js';
 import { waitFor } from '../helpers/util.js';
-import { record, startFaultSuite, type FaultSuite } from './harness.js';
+import { record, useFaultSuite } from './harness.js';
 
 const TOOL = '<tool_call>{"name":"execute_bash","arguments":{"code":"sleep 0.2; echo slept"}}</tool_call>';
 /** Where each service is killed: at the tool call (most), or while rtr streams the second reply. */
@@ -21,13 +21,7 @@ const TRIGGER: Record<ServiceName, string> = {
 /** A generous bound for a service to come back: met in about 0.5 s on a quiet machine. */
 const BACK_WITHIN_MS = 30_000;
 
-let fs: FaultSuite;
-beforeAll(async () => {
-  fs = await startFaultSuite('zcrash');
-});
-afterAll(async () => {
-  await fs.close();
-});
+const fs = useFaultSuite('zcrash');
 
 describe.each((['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx'] as ServiceName[]).map((s) => [s]))('SIGKILL of %s mid-request', (service) => {
   it('ends the request with a terminal frame, keeps the store promise, and the service comes back', async () => {

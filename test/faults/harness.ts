@@ -5,6 +5,7 @@
  */
 import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { ping, type ServiceName } from '../../src/runtime/index.js';
 import { startMockLlm, type MockLlm } from '../../src/testing/mock-llm/server.js';
 import type { MockScript } from '../../src/testing/mock-llm/script.js';
@@ -60,6 +61,43 @@ export async function startFaultSuite(prefix: string, overrides: ConfigOverrides
       cleanup();
       if (exit.code !== 0) throw new Error(`zino up exited with ${JSON.stringify(exit)}`);
     },
+  };
+}
+
+/**
+ * Starts a fault suite before this file's tests and closes it after them. The
+ * returned object is valid inside tests and hooks (it forwards to the running suite).
+ */
+export function useFaultSuite(prefix: string, overrides: ConfigOverrides = {}): FaultSuite {
+  let running: FaultSuite | undefined;
+  beforeAll(async () => {
+    running = await startFaultSuite(prefix, overrides);
+  });
+  afterAll(async () => {
+    await running?.close();
+  });
+  const get = (): FaultSuite => {
+    if (!running) throw new Error('the fault suite is not started yet');
+    return running;
+  };
+  return {
+    get mock() {
+      return get().mock;
+    },
+    get suite() {
+      return get().suite;
+    },
+    get dir() {
+      return get().dir;
+    },
+    get file() {
+      return get().file;
+    },
+    socket: (name) => get().socket(name),
+    pid: (name) => get().pid(name),
+    script: (value) => get().script(value),
+    waitUntilBack: (name, since, timeoutMs) => get().waitUntilBack(name, since, timeoutMs),
+    close: () => get().close(),
   };
 }
 

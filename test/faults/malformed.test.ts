@@ -4,9 +4,9 @@
  * afterwards, and its memory stays bounded.
  */
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FrameDecoder, SERVICE_NAMES, ping, type Frame } from '../../src/runtime/index.js';
-import { startFaultSuite, record, rssMiB, type FaultSuite } from './harness.js';
+import { useFaultSuite, record, rssMiB } from './harness.js';
 import { rng } from '../helpers/random.js';
 import { CATEGORIES, hostile } from './hostile.js';
 
@@ -20,13 +20,7 @@ const CONCURRENCY = 16;
 const SECOND_HALF_GROWTH_MIB = 40;
 const RSS_CEILING_MIB = 256;
 
-let fs: FaultSuite;
-beforeAll(async () => {
-  fs = await startFaultSuite('zbad');
-});
-afterAll(async () => {
-  await fs.close();
-});
+const fs = useFaultSuite('zbad');
 
 /** Sends bytes, half-closes, and collects frames until the server closes (or 10 s pass). */
 function send(socketPath: string, bytes: Buffer): Promise<{ frames: Frame[]; closed: boolean; protocolError?: string }> {

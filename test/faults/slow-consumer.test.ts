@@ -5,23 +5,17 @@
  * normally meanwhile.
  */
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SERVICE_NAMES, encodeFrame, request } from '../../src/runtime/index.js';
 import { waitFor } from '../helpers/util.js';
-import { record, rssMiB, startFaultSuite, type FaultSuite } from './harness.js';
+import { record, rssMiB, useFaultSuite } from './harness.js';
 
 /** 64 MB of reply: more than every kernel and stream buffer on the way can hold (loopback TCP alone may take ~10 MB). */
 const CHUNK = 'x'.repeat(1024);
 const CHUNKS = 64 * 1024;
 const RSS_GROWTH_BOUND_MIB = 120;
 
-let fs: FaultSuite;
-beforeAll(async () => {
-  fs = await startFaultSuite('zslow');
-});
-afterAll(async () => {
-  await fs.close();
-});
+const fs = useFaultSuite('zslow');
 
 describe('a client that stops reading', () => {
   it('stalls the model stream, keeps every service bounded, and others are still served', async () => {
