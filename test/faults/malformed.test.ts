@@ -22,7 +22,7 @@ const RSS_CEILING_MIB = 256;
 
 const fs = useFaultSuite('zbad');
 
-/** Sends bytes, half-closes, and collects frames until the server closes (or 10 s pass). */
+/** Sends bytes, half-closes, and collects frames until the server closes (or 30 s pass: a hang, not slowness). */
 function send(socketPath: string, bytes: Buffer): Promise<{ frames: Frame[]; closed: boolean; protocolError?: string }> {
   return new Promise((resolve) => {
     const socket = net.createConnection({ path: socketPath, allowHalfOpen: true });
@@ -32,7 +32,7 @@ function send(socketPath: string, bytes: Buffer): Promise<{ frames: Frame[]; clo
     const timer = setTimeout(() => {
       socket.destroy();
       resolve({ frames, closed: false });
-    }, 10_000);
+    }, 30_000);
     socket.on('connect', () => socket.end(bytes));
     socket.on('data', (chunk: Buffer) => {
       try {
