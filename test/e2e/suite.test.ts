@@ -5,16 +5,16 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { connect, ping, request, stream, type Frame } from '../../src/runtime/index.js';
-import { startMockLlm, type MockLlm } from '../../src/testing/mock-llm/server.js';
-import type { MockScript } from '../../src/testing/mock-llm/script.js';
+import { connect, ping, request, type Frame } from '../../src/runtime/index.js';
 import { writeTestConfig } from '../../src/testing/suite.js';
 import { startSuite, type RunningSuite } from '../../src/testing/up.js';
 import { runCli } from '../helpers/cli.js';
+import { collectFrames } from '../helpers/frames.js';
+import { mockOverrides, useMockLlm } from '../helpers/mock.js';
 import { processesMatching } from '../helpers/procs.js';
 import { tempDir, waitFor } from '../helpers/util.js';
 
-let mock: MockLlm;
+const llm = useMockLlm();
 let suite: RunningSuite;
 let file: string;
 let dir: string;
@@ -23,9 +23,8 @@ let daemon: string;
 let mem: string;
 
 beforeAll(async () => {
-  mock = await startMockLlm();
   ({ dir, cleanup } = tempDir('ze2e'));
-  ({ file } = writeTestConfig(dir, { api: { base_url: mock.baseUrl, key: 'sk-e2e' }, service: { model: 'e2e-model' }, exc: { sandbox: 'none' } }));
+  ({ file } = writeTestConfig(dir, mockOverrides(llm.mock, { api: { key: 'sk-e2e' }, service: { model: 'e2e-model' } })));
   suite = await startSuite(file);
   daemon = path.join(dir, 'run', 'daemon.sock');
   mem = path.join(dir, 'run', 'mem.sock');
@@ -37,23 +36,16 @@ afterAll(async () => {
   expect(exit).toEqual({ code: 0, signal: null });
   expect(processesMatching(`serve`).filter((pid) => processesMatching(file).includes(pid))).toEqual([]);
   expect(readdirSync(path.join(dir, 'run'))).toEqual([]);
-  await mock.close();
   cleanup();
 });
 
-function script(value: MockScript): void {
-  mock.reset(value);
-}
+const script = llm.script;
 beforeEach(() => script({}));
 
-async function frames(req: Frame, signal?: AbortSignal): Promise<Frame[]> {
-  const out: Frame[] = [];
-  for await (const f of stream(daemon, req, { signal })) out.push(f);
-  return out;
-}
+const frames = (req: Frame, signal?: AbortSignal): Promise<Frame[]> => collectFrames(daemon, req, { signal });
 
 const lastUser = (i: number): string => {
-  const messages = mock.stats.bodies[i]?.messages as Frame[];
+  const messages = llm.mock.stats.bodies[i]?.messages as Frame[];
   return String(messages.at(-1)?.content);
 };
 
@@ -83,7 +75,7 @@ describe('zino up', () => {
           () => false,
         ),
       'sys to answer again',
-      5000,
+      30_000,
     );
     expect(suite.logs.some((l) => typeof l.raw === 'string' && /zino up: sys crashed \(killed by SIGKILL\); restarting in/.test(l.raw))).toBe(true);
   });
@@ -116,7 +108,7 @@ describe('raw framed clients', () => {
     });
     await request(daemon, { message: 'first question', channel_id: 'hist' });
     await request(daemon, { message: 'second question', channel_id: 'hist' });
-    const second = mock.stats.bodies[1]?.messages as Frame[];
+    const second = llm.mock.stats.bodies[1]?.messages as Frame[];
     const tail = second.slice(-3);
     expect(tail).toEqual([
       { role: 'user', content: 'first question' },
@@ -143,10 +135,10 @@ describe('raw framed clients', () => {
     script({ rules: [{ reply: 'a slow answer that never ends', chunkSize: 2, hangAfterChunks: 2 }] });
     const controller = new AbortController();
     const got = frames({ message: 'hang', stream: true, channel_id: 'gone' }, controller.signal).catch((e: unknown) => e);
-    await waitFor(() => mock.stats.active === 1, 'the LLM request');
+    await waitFor(() => llm.mock.stats.active === 1, 'the LLM request');
     controller.abort();
     await got;
-    await mock.waitForAborts(1);
+    await llm.mock.waitForAborts(1, 30_000);
     const history = await request(mem, { type: 'get_history', channel_id: 'gone' });
     expect(history.messages).toEqual([]);
   });
@@ -178,12 +170,12 @@ describe('raw framed clients', () => {
     });
     const order: string[] = [];
     const a = request(daemon, { message: 'slow one', channel_id: 'ordered' }).then((r) => order.push(String(r.content)));
-    await waitFor(() => mock.stats.requests === 1, 'the first request to reach the LLM');
+    await waitFor(() => llm.mock.stats.requests === 1, 'the first request to reach the LLM');
     const b = request(daemon, { message: 'quick one', channel_id: 'ordered' }).then((r) => order.push(String(r.content)));
     await Promise.all([a, b]);
     expect(order).toEqual(['slow reply', 'quick reply']);
     expect(lastUser(0)).toBe('slow one');
-    expect((mock.stats.bodies[1]?.messages as Frame[]).slice(-3, -1)).toEqual([
+    expect((llm.mock.stats.bodies[1]?.messages as Frame[]).slice(-3, -1)).toEqual([
       { role: 'user', content: 'slow one' },
       { role: 'assistant', content: 'slow reply' },
     ]);
@@ -199,7 +191,7 @@ describe('raw framed clients', () => {
     let answer: unknown;
     suite.child.kill('SIGSTOP');
     try {
-      process.kill(pid as number, 'SIGKILL');
+      process.kill(pid, 'SIGKILL');
       // Wait for exactly what the daemon will meet: agr's socket refusing connections.
       await waitFor(
         () =>
@@ -220,7 +212,7 @@ describe('raw framed clients', () => {
             () => false,
           ),
         'agr to be back',
-        5000,
+        30_000,
       );
     }
     expect(answer).toMatchObject({ content: 'plain answer', via: 'rtr' });
@@ -278,7 +270,7 @@ describe('the CLI', () => {
     const result = await runCli(['ask', '--config', file, '-s', 'wait'], { signalAfter: { text: 'nev', signal: 'SIGINT' } });
     expect(result.code).toBe(130);
     expect(result.stderr).toContain('zino: cancelled');
-    await mock.waitForAborts(1);
+    await llm.mock.waitForAborts(1, 30_000);
   });
 
   it('reports every service with zino status', async () => {
@@ -319,7 +311,7 @@ describe('zino chat', () => {
     expect(result.stdout).toBe('reply one\nreply two\n');
     expect(result.stderr).toContain('(history of "chat-e2e" cleared)');
     // The second line was sent with the first exchange as history.
-    expect((mock.stats.bodies[1]?.messages as Frame[]).slice(-3, -1)).toEqual([
+    expect((llm.mock.stats.bodies[1]?.messages as Frame[]).slice(-3, -1)).toEqual([
       { role: 'user', content: 'first line' },
       { role: 'assistant', content: 'reply one' },
     ]);
@@ -335,7 +327,7 @@ describe('a zino up killed with SIGKILL', () => {
       const second = await startSuite(config);
       expect(processesMatching(`--config ${config}`)).toHaveLength(7 + 1);
       await second.stop('SIGKILL');
-      await waitFor(() => processesMatching(`--config ${config}`).length === 0, 'every service to stop', 10_000);
+      await waitFor(() => processesMatching(`--config ${config}`).length === 0, 'every service to stop', 30_000);
       expect(readdirSync(path.join(other, 'run'))).toEqual([]);
     } finally {
       done();

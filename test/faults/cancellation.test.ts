@@ -1,33 +1,36 @@
 /**
- * Cancellation: clients disconnect at random points of streamed, tool-using
- * requests. Within 200 ms the mock LLM has seen every started request aborted, no
- * exc child process remains, and nothing is stored for the channel.
+ * Cancellation: clients disconnect at chosen points of streamed, tool-using requests
+ * (before the model is asked, while it streams, while the tool runs). Afterwards the
+ * mock LLM has seen every started request aborted, no exc child process remains, and
+ * nothing is stored for the channel. The test waits for that state (up to a generous
+ * deadline); how long it took is recorded for docs/reliability.md, not asserted.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request, stream } from '../../src/runtime/index.js';
 import { processesMatching } from '../helpers/procs.js';
-import { record, startFaultSuite, type FaultSuite } from './harness.js';
-import { rng } from './hostile.js';
+import { rng } from '../helpers/random.js';
+import { waitFor } from '../helpers/util.js';
+import { record, useFaultSuite } from './harness.js';
 
 const RUNS = 30;
+const PHASES = ['before the model', 'model streaming', 'tool running'] as const;
+/** A generous bound on everything being cancelled: met in about 10 ms on a quiet machine. */
+const SETTLED_WITHIN_MS = 30_000;
 
-let fs: FaultSuite;
-beforeAll(async () => {
-  fs = await startFaultSuite('zcancel');
-});
-afterAll(async () => {
-  await fs.close();
-});
+const fs = useFaultSuite('zcancel');
 
-describe('clients disconnecting at random points', () => {
-  it(`cancel everything within 200 ms (${RUNS} runs)`, async () => {
+describe('clients disconnecting at chosen points', () => {
+  it(`cancels everything (${RUNS} runs, ${PHASES.length} phases)`, async () => {
     const random = rng(2026);
     const times: number[] = [];
     const phases: Record<string, number> = {};
     for (let run = 0; run < RUNS; run++) {
       const marker = `1000.${run}${Date.now() % 100000}`;
       // The reply streams, calls a tool that never ends, and its stream then stays open.
-      fs.script({
+      // setScript keeps the counters: a request of an earlier run that reaches the mock late
+      // (it left rtr just before the cancel) is counted, and must be aborted, like the others.
+      const requestsBefore = fs.mock.stats.requests;
+      fs.mock.setScript({
         rules: [
           {
             chunks: ['Working ', 'on it. ', `<tool_call>{"name":"execute_bash","arguments":{"code":"sleep ${marker}"}}</tool_call>`, ' more'],
@@ -37,35 +40,38 @@ describe('clients disconnecting at random points', () => {
         ],
       });
       const channel = `cancel-${run}`;
+      const phase = PHASES[run % PHASES.length] as (typeof PHASES)[number];
+      // While the model streams, leave after the first or the second chunk (seeded).
+      const chunksBeforeLeaving = 1 + Math.floor(random() * 2);
       const controller = new AbortController();
-      const delay = Math.floor(random() * 400);
+      let chunks = 0;
       const consume = (async () => {
         for await (const frame of stream(fs.socket('daemon'), { message: 'run forever', stream: true, channel_id: channel }, { signal: controller.signal }))
-          void frame;
+          if (frame.type === 'chunk') chunks++;
       })().catch(() => undefined);
-      await new Promise((r) => setTimeout(r, delay));
-      const phase = processesMatching(`sleep ${marker}`).length > 0 ? 'tool running' : fs.mock.stats.active > 0 ? 'model streaming' : 'before the model';
+      // Reach the phase by its event, never by a delay: a slow machine only takes longer to get there.
+      if (phase === 'model streaming')
+        await waitFor(
+          () => fs.mock.stats.active > 0 && chunks >= chunksBeforeLeaving,
+          `run ${run}: ${chunksBeforeLeaving} chunk(s) of the model's reply`,
+          SETTLED_WITHIN_MS,
+          1,
+        );
+      if (phase === 'tool running') await waitFor(() => processesMatching(`sleep ${marker}`).length > 0, `run ${run}: the tool to start`, SETTLED_WITHIN_MS, 2);
       phases[phase] = (phases[phase] ?? 0) + 1;
       const cancelledAt = Date.now();
       controller.abort();
       await consume;
-      for (;;) {
-        const settled = fs.mock.stats.active === 0 && fs.mock.stats.aborted === fs.mock.stats.requests && processesMatching(`sleep ${marker}`).length === 0;
-        if (settled) break;
-        if (Date.now() - cancelledAt > 2000) break;
-        await new Promise((r) => setTimeout(r, 2));
-      }
-      const elapsed = Date.now() - cancelledAt;
-      times.push(elapsed);
-      expect(fs.mock.stats.active, `run ${run}: an LLM request is still open`).toBe(0);
-      expect(fs.mock.stats.aborted, `run ${run}: every LLM request was aborted`).toBe(fs.mock.stats.requests);
-      expect(processesMatching(`sleep ${marker}`), `run ${run}: the tool still runs`).toEqual([]);
-      expect(elapsed, `run ${run}: cancelled after ${delay} ms (${phase})`).toBeLessThan(200);
-      expect((await request(fs.socket('mem'), { type: 'get_history', channel_id: channel })).messages).toEqual([]);
+      await waitFor(
+        () => fs.mock.stats.active === 0 && fs.mock.stats.aborted === fs.mock.stats.requests && processesMatching(`sleep ${marker}`).length === 0,
+        `run ${run} (${phase}): every LLM request aborted and the tool gone`,
+        SETTLED_WITHIN_MS,
+        2,
+      );
+      times.push(Date.now() - cancelledAt);
+      if (phase !== 'before the model') expect(fs.mock.stats.requests, `run ${run}: the model was asked`).toBeGreaterThan(requestsBefore);
+      expect((await request(fs.socket('mem'), { type: 'get_history', channel_id: channel })).messages, `run ${run}: nothing stored`).toEqual([]);
     }
-    // The random points really covered the phases of a request.
-    expect(phases['tool running']).toBeGreaterThan(3);
-    expect(phases['model streaming']).toBeGreaterThan(3);
     record('cancel.runs', RUNS);
     record('cancel.max_ms', Math.max(...times), 'ms');
     record('cancel.median_ms', [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)] ?? 0, 'ms');

@@ -1,13 +1,17 @@
 /**
  * Crashes: SIGKILL each service in turn in the middle of a streamed, tool-using
- * request. The client gets a terminal frame (or, when the daemon itself dies, its
- * connection closes) within 1 s and never hangs; with agr dead, new requests are
- * answered by the rtr fallback; under `zino up` the service is back within 2 s and
- * the next request succeeds.
+ * request. The client always gets a terminal frame (or, when the daemon itself dies,
+ * its connection closes): the request never hangs. When it ends with `done`, the
+ * exchange is in the history, or (mem was the one killed and did not come back within
+ * the daemon's bound) the daemon logged that it was not stored. With agr dead, new
+ * requests are answered by the rtr fallback; under `zino up` the service comes back
+ * and the next request succeeds. How long each step took is recorded for
+ * docs/reliability.md, not asserted: it depends on the machine's load.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request, stream, type Frame, type ServiceName } from '../../src/runtime/index.js';
-import { record, startFaultSuite, type FaultSuite } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { request, stream, type ChatMessage, type Frame, type ServiceName } from '../../src/runtime/index.js';
+import { waitFor } from '../helpers/util.js';
+import { record, useFaultSuite } from './harness.js';
 
 const TOOL = '<tool_call>{"name":"execute_bash","arguments":{"code":"sleep 0.2; echo slept"}}</tool_call>';
 /** Where each service is killed: at the tool call (most), or while rtr streams the second reply. */
@@ -20,17 +24,13 @@ const TRIGGER: Record<ServiceName, string> = {
   mem: '<tool_call>',
   rtr: 'Finished',
 };
+/** A generous bound for a service to come back: met in about 0.5 s on a quiet machine. */
+const BACK_WITHIN_MS = 30_000;
 
-let fs: FaultSuite;
-beforeAll(async () => {
-  fs = await startFaultSuite('zcrash');
-});
-afterAll(async () => {
-  await fs.close();
-});
+const fs = useFaultSuite('zcrash');
 
 describe.each((['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx'] as ServiceName[]).map((s) => [s]))('SIGKILL of %s mid-request', (service) => {
-  it('ends the request within 1 s, and the service is back within 2 s', async () => {
+  it('ends the request with a terminal frame, keeps the store promise, and the service comes back', async () => {
     fs.script({
       rules: [
         { role: 'user', match: 'crash test', chunks: ['Starting. ', TOOL, ' waiting.'], delayMs: 20 },
@@ -38,11 +38,12 @@ describe.each((['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx'] as ServiceNa
         { reply: 'plain answer' },
       ],
     });
+    const channel = `crash-${service}`;
     let killedAt = 0;
     let terminal: Frame | undefined;
     let failure: string | undefined;
     try {
-      for await (const frame of stream(fs.socket('daemon'), { message: 'crash test', stream: true, channel_id: `crash-${service}` })) {
+      for await (const frame of stream(fs.socket('daemon'), { message: 'crash test', stream: true, channel_id: channel })) {
         if (killedAt === 0 && frame.type === 'chunk' && String(frame.delta).includes(TRIGGER[service])) {
           process.kill(fs.pid(service), 'SIGKILL');
           killedAt = Date.now();
@@ -59,16 +60,33 @@ describe.each((['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx'] as ServiceNa
     else expect(terminal?.type === 'done' || terminal?.type === 'error').toBe(true);
     record(`crash.${service}.terminal_ms`, toTerminal, 'ms');
     record(`crash.${service}.terminal`, typeof terminal?.type === 'string' ? terminal.type : 'connection closed');
-    expect(toTerminal).toBeLessThan(1000);
 
     if (service === 'agr') {
       // While agr is down, new requests are answered straight through rtr.
       expect(await request(fs.socket('daemon'), { message: 'are you there?' })).toMatchObject({ type: 'response', content: 'plain answer', via: 'rtr' });
     }
-    const backAfter = await fs.waitUntilBack(service, killedAt);
+    const backAfter = await fs.waitUntilBack(service, killedAt, BACK_WITHIN_MS);
     record(`crash.${service}.restart_ms`, backAfter, 'ms');
-    expect(backAfter).toBeLessThan(2000);
-    expect(await request(fs.socket('daemon'), { message: 'after the crash' }, { timeoutMs: 10_000 })).toMatchObject({
+
+    if (terminal?.type === 'done') {
+      // The store promise: a client that saw `done` finds the exchange in the history,
+      // unless mem stayed unreachable past the daemon's bound, which the daemon logs.
+      const history = (await request(fs.socket('mem'), { type: 'get_history', channel_id: channel })).messages as ChatMessage[];
+      const stored =
+        history.some((m) => m.role === 'user' && m.content === 'crash test') &&
+        history.some((m) => m.role === 'assistant' && m.content === terminal?.full_text);
+      if (service === 'mem' && !stored) {
+        await waitFor(
+          () => fs.suite.logs.some((l) => l.service === 'daemon' && l.msg === 'exchange not stored: mem failed' && l.channel === channel),
+          'the daemon to log the exchange it did not store',
+          30_000,
+        );
+      } else {
+        expect(stored, `the exchange is in ${channel}'s history`).toBe(true);
+      }
+      record(`crash.${service}.stored`, stored ? 'yes' : 'no (logged)');
+    }
+    expect(await request(fs.socket('daemon'), { message: 'after the crash' }, { timeoutMs: 30_000 })).toMatchObject({
       type: 'response',
       content: 'plain answer',
       via: 'agr',

@@ -3,20 +3,14 @@
  * `zino up` has restarted it, every acknowledged message is present, in order per
  * channel; the only other messages are ones whose acknowledgement was lost.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request, type ChatMessage } from '../../src/runtime/index.js';
-import { record, startFaultSuite, type FaultSuite } from './harness.js';
+import { record, useFaultSuite } from './harness.js';
 
 const CLIENTS = 24;
 const APPENDS = 60;
 
-let fs: FaultSuite;
-beforeAll(async () => {
-  fs = await startFaultSuite('zdur');
-});
-afterAll(async () => {
-  await fs.close();
-});
+const fs = useFaultSuite('zdur');
 
 describe('SIGKILL of mem during concurrent appends', () => {
   it('loses no acknowledged message and keeps each channel in order', async () => {

@@ -5,11 +5,13 @@
  */
 import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { ping, type ServiceName } from '../../src/runtime/index.js';
 import { startMockLlm, type MockLlm } from '../../src/testing/mock-llm/server.js';
 import type { MockScript } from '../../src/testing/mock-llm/script.js';
 import { writeTestConfig, type ConfigOverrides } from '../../src/testing/suite.js';
 import { startSuite, type RunningSuite } from '../../src/testing/up.js';
+import { mockOverrides } from '../helpers/mock.js';
 import { processesMatching } from '../helpers/procs.js';
 import { tempDir, waitFor } from '../helpers/util.js';
 
@@ -23,7 +25,7 @@ export interface FaultSuite {
   /** The pid of the running `zino serve <name>`. */
   pid(name: ServiceName): number;
   script(value: MockScript): void;
-  /** Waits until `name` answers ping again; returns how long that took from `since` (ms). */
+  /** Waits (up to 30 s by default) until `name` answers ping again; returns how long that took from `since` (ms), a figure to record. */
   waitUntilBack(name: ServiceName, since: number, timeoutMs?: number): Promise<number>;
   close(): Promise<void>;
 }
@@ -32,7 +34,7 @@ export interface FaultSuite {
 export async function startFaultSuite(prefix: string, overrides: ConfigOverrides = {}): Promise<FaultSuite> {
   const mock = await startMockLlm();
   const { dir, cleanup } = tempDir(prefix);
-  const { file } = writeTestConfig(dir, { api: { base_url: mock.baseUrl, key: 'k' }, service: { model: 'm' }, exc: { sandbox: 'none' }, ...overrides });
+  const { file } = writeTestConfig(dir, mockOverrides(mock, overrides));
   const suite = await startSuite(file, { env: { ZINO_LOG_LEVEL: 'warn' } });
   const socket = (name: ServiceName): string => path.join(dir, 'run', `${name}.sock`);
   return {
@@ -49,7 +51,7 @@ export async function startFaultSuite(prefix: string, overrides: ConfigOverrides
     script(value) {
       mock.reset(value);
     },
-    async waitUntilBack(name, since, timeoutMs = 10_000) {
+    async waitUntilBack(name, since, timeoutMs = 30_000) {
       await waitFor(
         async () =>
           ping(socket(name), { timeoutMs: 500 }).then(
@@ -68,6 +70,43 @@ export async function startFaultSuite(prefix: string, overrides: ConfigOverrides
       cleanup();
       if (exit.code !== 0) throw new Error(`zino up exited with ${JSON.stringify(exit)}`);
     },
+  };
+}
+
+/**
+ * Starts a fault suite before this file's tests and closes it after them. The
+ * returned object is valid inside tests and hooks (it forwards to the running suite).
+ */
+export function useFaultSuite(prefix: string, overrides: ConfigOverrides = {}): FaultSuite {
+  let running: FaultSuite | undefined;
+  beforeAll(async () => {
+    running = await startFaultSuite(prefix, overrides);
+  });
+  afterAll(async () => {
+    await running?.close();
+  });
+  const get = (): FaultSuite => {
+    if (!running) throw new Error('the fault suite is not started yet');
+    return running;
+  };
+  return {
+    get mock() {
+      return get().mock;
+    },
+    get suite() {
+      return get().suite;
+    },
+    get dir() {
+      return get().dir;
+    },
+    get file() {
+      return get().file;
+    },
+    socket: (name) => get().socket(name),
+    pid: (name) => get().pid(name),
+    script: (value) => get().script(value),
+    waitUntilBack: (name, since, timeoutMs) => get().waitUntilBack(name, since, timeoutMs),
+    close: () => get().close(),
   };
 }
 

@@ -38,16 +38,6 @@ export const SHAPES: Record<string, RequestShape[]> = {
   ctx: [{ type: 'build', required: { user_message: 'string' }, optional: { channel_id: 'string' } }],
 };
 
-/** Deterministic PRNG. */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), s | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function header(length: number): Buffer {
   const b = Buffer.alloc(4);

@@ -1,17 +1,11 @@
 /** Load: 200 concurrent streaming clients, every answer complete and on the right channel. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request, stream, type Frame } from '../../src/runtime/index.js';
-import { record, startFaultSuite, type FaultSuite } from './harness.js';
+import { record, useFaultSuite } from './harness.js';
 
 const CLIENTS = 200;
 
-let fs: FaultSuite;
-beforeAll(async () => {
-  fs = await startFaultSuite('zload');
-});
-afterAll(async () => {
-  await fs.close();
-});
+const fs = useFaultSuite('zload');
 
 describe('200 concurrent streaming clients', () => {
   it('all get their complete answer, stored on their own channel', async () => {

@@ -5,23 +5,17 @@
  * normally meanwhile.
  */
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SERVICE_NAMES, encodeFrame, request } from '../../src/runtime/index.js';
 import { waitFor } from '../helpers/util.js';
-import { record, rssMiB, startFaultSuite, type FaultSuite } from './harness.js';
+import { record, rssMiB, useFaultSuite } from './harness.js';
 
 /** 64 MB of reply: more than every kernel and stream buffer on the way can hold (loopback TCP alone may take ~10 MB). */
 const CHUNK = 'x'.repeat(1024);
 const CHUNKS = 64 * 1024;
 const RSS_GROWTH_BOUND_MIB = 120;
 
-let fs: FaultSuite;
-beforeAll(async () => {
-  fs = await startFaultSuite('zslow');
-});
-afterAll(async () => {
-  await fs.close();
-});
+const fs = useFaultSuite('zslow');
 
 describe('a client that stops reading', () => {
   it('stalls the model stream, keeps every service bounded, and others are still served', async () => {
@@ -50,7 +44,7 @@ describe('a client that stops reading', () => {
 
     // Meanwhile other clients are answered normally.
     const others = await Promise.all(
-      Array.from({ length: 5 }, (_, i) => request(fs.socket('daemon'), { message: `other ${i}`, channel_id: `other-${i}` }, { timeoutMs: 10_000 })),
+      Array.from({ length: 5 }, (_, i) => request(fs.socket('daemon'), { message: `other ${i}`, channel_id: `other-${i}` }, { timeoutMs: 30_000 })),
     );
     for (const reply of others) expect(reply).toMatchObject({ type: 'response', content: 'normal answer' });
 
@@ -63,6 +57,6 @@ describe('a client that stops reading', () => {
       expect((after[s] ?? 0) - (before[s] ?? 0), s).toBeLessThan(RSS_GROWTH_BOUND_MIB);
     }
     slow.destroy();
-    await fs.mock.waitForAborts(1);
+    await fs.mock.waitForAborts(1, 30_000);
   });
 });

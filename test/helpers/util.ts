@@ -24,13 +24,27 @@ export function captureLogger(service = 'test', level = 'debug'): { log: Logger;
   return { log, lines };
 }
 
-/** Polls `check` until it returns a truthy value or `timeoutMs` passes (then throws with `what`). */
-export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 10_000, intervalMs = 10): Promise<T> {
+/** What a truthy check returned. */
+type Truthy<T> = Exclude<T, false | 0 | '' | null | undefined>;
+
+/**
+ * Polls `check` until it returns a truthy value or `timeoutMs` passes (then throws with
+ * `what`). The default deadline is generous on purpose: on a healthy machine the state
+ * comes in milliseconds, and on a loaded one the test should wait, not fail.
+ */
+export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 30_000, intervalMs = 10): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
-    if (value) return value;
+    if (value) return value as Truthy<T>;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/** A promise with its resolve function outside, to gate a handler on the test's say-so. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
 }

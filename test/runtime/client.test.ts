@@ -2,6 +2,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FrameDecoder, RemoteError, connect, encodeFrame, ping, request, serve, stream, type Frame, type ZinoServer } from '../../src/runtime/index.js';
+import { collectFrames } from '../helpers/frames.js';
+import { rng } from '../helpers/random.js';
 import { captureLogger, tempDir, waitFor } from '../helpers/util.js';
 
 let dir: string;
@@ -92,10 +94,16 @@ describe('request()', () => {
 
   it('closes the connection when aborted mid-request, which the server sees', async () => {
     let serverSawClose = false;
-    const socketPath = await rawServer((s) => s.on('close', () => (serverSawClose = true)));
+    let serverHasRequest = false;
+    const socketPath = await rawServer((s) => {
+      serverHasRequest = true;
+      s.on('close', () => (serverSawClose = true));
+    });
     const controller = new AbortController();
     const pending = request(socketPath, { type: 'x' }, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 50);
+    // Mid-request: the server has the request and has not answered.
+    await waitFor(() => serverHasRequest, 'the server to read the request');
+    controller.abort();
     await expect(pending).rejects.toMatchObject({ code: 'CANCELLED' });
     await waitFor(() => serverSawClose, 'the server to see the connection close');
   });
@@ -162,16 +170,13 @@ describe('stream() with mergeChunks', () => {
     });
     // The handler writes every frame in one tick, so they reach the client in one read:
     // exactly the backlog a consumer finds when it falls behind.
-    const frames: Frame[] = [];
-    for await (const f of stream(server.socketPath, { type: 'gen' }, { mergeChunks: true })) frames.push(f);
-    expect(frames).toEqual([
+    expect(await collectFrames(server.socketPath, { type: 'gen' }, { mergeChunks: true })).toEqual([
       { type: 'chunk', delta: 'abcd' },
       { type: 'iteration', n: 2 },
       { type: 'chunk', delta: 'e' },
       { type: 'done', full_text: 'abcde' },
     ]);
-    const plain: Frame[] = [];
-    for await (const f of stream(server.socketPath, { type: 'gen' })) plain.push(f);
+    const plain = await collectFrames(server.socketPath, { type: 'gen' });
     expect(plain.filter((f) => f.type === 'chunk')).toHaveLength(5);
   });
 });
@@ -179,9 +184,10 @@ describe('stream() with mergeChunks', () => {
 describe('ping()', () => {
   it('resolves with a round-trip time', async () => {
     const server = await zinoServer({});
+    // A round-trip time, not a bound on it: a loaded machine may take any time.
     const ms = await ping(server.socketPath);
     expect(ms).toBeGreaterThan(0);
-    expect(ms).toBeLessThan(2000);
+    expect(Number.isFinite(ms)).toBe(true);
   });
 
   it('rejects when the reply is not pong', async () => {
@@ -192,11 +198,7 @@ describe('ping()', () => {
 
 describe('stream() over a real socket', () => {
   it('decodes 100,000 frames of varied sizes sent at random fragmentation, every one identically', async () => {
-    let seed = 7;
-    const random = (): number => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed / 0x7fffffff;
-    };
+    const random = rng(7);
     const alphabet = ['a', 'Z', '0', ' ', '\n', '"', '\\', 'é', '€', '🎉', '日', '\u0000'];
     const frames: Frame[] = [];
     for (let i = 0; i < 100_000; i++) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FrameDecoder, encodeFrame, parseFrameBody, DEFAULT_MAX_FRAME_BYTES, ProtocolError, type Frame } from '../../src/runtime/index.js';
+import { rng } from '../helpers/random.js';
 
 function header(length: number): Buffer {
   const b = Buffer.alloc(4);
@@ -17,18 +18,6 @@ function decodeAll(pieces: Buffer[], maxFrameBytes?: number): Frame[] {
   for (const piece of pieces) out.push(...decoder.pushAndReadAll(piece));
   decoder.end();
   return out;
-}
-
-/** Seeded PRNG so a failure can be replayed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const SAMPLE: Frame[] = [

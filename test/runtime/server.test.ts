@@ -3,8 +3,9 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ZinoError, encodeFrame, removeStaleSocket, request, serve, stream, type Handlers, type ZinoServer } from '../../src/runtime/index.js';
-import { captureLogger, tempDir, waitFor } from '../helpers/util.js';
-import { rawConnect, rawExchange } from '../helpers/raw.js';
+import { captureLogger, deferred, tempDir, waitFor } from '../helpers/util.js';
+import { collectFrames } from '../helpers/frames.js';
+import { halfCloseSeen, rawConnect, rawExchange, readRawFrames } from '../helpers/raw.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -182,14 +183,19 @@ describe('serve: cancellation', () => {
   });
 
   it('still answers a client that half-closes after its request', async () => {
+    const gate = deferred();
     const { socketPath } = await start({
       slow: async (_req, ctx) => {
-        await new Promise((r) => setTimeout(r, 300));
+        await gate.promise;
         return { type: 'result', aborted: ctx.signal.aborted };
       },
     });
-    const { frames } = await rawExchange(socketPath, { type: 'slow' }, { halfClose: true });
-    expect(frames).toEqual([{ type: 'result', aborted: false }]);
+    const socket = await rawConnect(socketPath);
+    const frames = readRawFrames(socket);
+    await halfCloseSeen(socket, socketPath, { type: 'slow' });
+    // The server has read the half-close (see halfCloseSeen) while the handler still ran; only now may it answer.
+    gate.resolve();
+    expect((await frames).frames).toEqual([{ type: 'result', aborted: false }]);
   });
 
   it('cancels a half-closed client that later closes entirely', async () => {
@@ -204,9 +210,8 @@ describe('serve: cancellation', () => {
         }),
     });
     const socket = await rawConnect(socketPath);
-    socket.write(encodeFrame({ type: 'slow' }));
-    socket.end();
-    await new Promise((r) => setTimeout(r, 200));
+    await halfCloseSeen(socket, socketPath, { type: 'slow' });
+    // The server has read the half-close and not cancelled (a fixed sleep could not tell "not yet" from "never").
     expect(aborted).toBe(false);
     socket.destroy();
     await waitFor(() => aborted, 'the abort after the full close');
@@ -229,10 +234,19 @@ describe('serve: backpressure', () => {
     const socket = await rawConnect(socketPath);
     socket.pause();
     socket.write(encodeFrame({ type: 'flood' }));
-    // Let the handler run until the kernel and stream buffers are full, then check it stays stalled.
-    await new Promise((r) => setTimeout(r, 500));
-    const stalledAt = sent;
-    await new Promise((r) => setTimeout(r, 300));
+    // Stalled: a ping round trip to the same server (which runs in this process, so its
+    // writes had every turn of the event loop that the ping needed) left `sent` where it was.
+    // Polled, never slept: a slow machine only takes more rounds to fill the buffers.
+    let stalledAt = -1;
+    await waitFor(async () => {
+      const before = sent;
+      await request(socketPath, { type: 'ping' });
+      await request(socketPath, { type: 'ping' });
+      if (sent !== before || sent === 0) return false;
+      stalledAt = sent;
+      return true;
+    }, 'the handler to stall', 30_000, 0);
+    expect(await request(socketPath, { type: 'ping' })).toEqual({ type: 'pong' });
     expect(sent).toBe(stalledAt);
     // 256 × 64 KiB = 16 MiB would be buffered without backpressure; the buffers hold about 1 MiB at most.
     expect(stalledAt).toBeGreaterThan(0);
@@ -247,7 +261,7 @@ describe('serve: backpressure', () => {
       }
     });
     socket.resume();
-    await waitFor(() => frames === 257, 'all 257 frames', 20_000);
+    await waitFor(() => frames === 257, 'all 257 frames', 30_000);
     expect(sent).toBe(256);
     socket.destroy();
   });
@@ -316,17 +330,22 @@ describe('removeStaleSocket', () => {
 
 describe('serve: close()', () => {
   it('lets an in-flight request finish, removes the socket file, and is idempotent', async () => {
+    const gate = deferred();
+    let started = false;
     const { socketPath, server } = await start({
       slow: async () => {
-        await new Promise((r) => setTimeout(r, 300));
+        started = true;
+        await gate.promise;
         return { type: 'result', ok: true };
       },
     });
     const pending = request(socketPath, { type: 'slow' });
-    await waitFor(() => server.connectionCount === 1, 'the request to arrive');
+    await waitFor(() => started, 'the request to reach its handler');
     const closing = server.close();
     expect(server.close()).toBe(closing);
     await expect(request(socketPath, { type: 'ping' })).rejects.toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' });
+    // Still in flight after the close began and new connections were refused: let it finish.
+    gate.resolve();
     expect(await pending).toEqual({ type: 'result', ok: true });
     await closing;
     expect(existsSync(socketPath)).toBe(false);
@@ -354,9 +373,7 @@ describe('stream()', () => {
         return { type: 'done', full_text: 'abc' };
       },
     });
-    const frames = [];
-    for await (const f of stream(socketPath, { type: 'gen' })) frames.push(f);
-    expect(frames).toEqual([
+    expect(await collectFrames(socketPath, { type: 'gen' })).toEqual([
       { type: 'chunk', delta: 'a' },
       { type: 'chunk', delta: 'b' },
       { type: 'chunk', delta: 'c' },

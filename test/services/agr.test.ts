@@ -2,30 +2,26 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request, stream, type Frame } from '../../src/runtime/index.js';
-import { startMockLlm, type MockLlm } from '../../src/testing/mock-llm/server.js';
-import type { MockScript } from '../../src/testing/mock-llm/script.js';
 import { PACKAGE_ROOT, startServices, type ServiceGroup } from '../../src/testing/suite.js';
+import { collectFrames } from '../helpers/frames.js';
+import { startWithMock, useMockLlm } from '../helpers/mock.js';
 import { processesMatching } from '../helpers/procs.js';
 import { tempDir, waitFor } from '../helpers/util.js';
 
-let mock: MockLlm;
+const llm = useMockLlm();
+const script = llm.script;
 let suite: ServiceGroup;
 let cleanup: () => void;
 
 beforeAll(async () => {
-  mock = await startMockLlm();
-  const temp = tempDir('zagr');
-  cleanup = temp.cleanup;
-  suite = await startServices(['rtr', 'exc', 'agr'], temp.dir, {
-    api: { base_url: mock.baseUrl, key: 'k' },
+  ({ group: suite, cleanup } = await startWithMock(llm.mock, ['rtr', 'exc', 'agr'], 'zagr', {
     service: { model: 'mock-model' },
-    exc: { sandbox: 'none', timeout: 60 },
+    exc: { timeout: 60 },
     agr: { max_block_bytes: 4096 },
-  });
+  }));
 });
 afterAll(async () => {
   const exits = await suite.stop();
-  await mock.close();
   cleanup();
   expect(Object.values(exits)).toEqual([
     { code: 0, signal: null },
@@ -34,9 +30,6 @@ afterAll(async () => {
   ]);
 });
 
-function script(value: MockScript): void {
-  mock.reset(value);
-}
 beforeEach(() => script({}));
 
 const call = (code: string, name = 'execute_bash') => `<tool_call>\n${JSON.stringify({ name, arguments: { code } })}\n</tool_call>`;
@@ -46,11 +39,7 @@ const USER = [
 ];
 const run = (extra: Frame = {}): Frame => ({ type: 'run', messages: USER, temperature: 0.5, top_p: 1, ...extra });
 
-async function frames(extra: Frame = {}): Promise<Frame[]> {
-  const out: Frame[] = [];
-  for await (const f of stream(suite.get('agr').socket, run(extra))) out.push(f);
-  return out;
-}
+const frames = (extra: Frame = {}): Promise<Frame[]> => collectFrames(suite.get('agr').socket, run(extra));
 
 describe('agr run, collected', () => {
   it('executes one tool call, injects its result and loops once more', async () => {
@@ -63,8 +52,8 @@ describe('agr run, collected', () => {
     const reply = await request(suite.get('agr').socket, run());
     const first = `Checking.\n${call('echo hello; echo oops >&2')}\n<tool_response>\nhello\n[stderr]\noops\n</tool_response>\n`;
     expect(reply).toEqual({ type: 'result', content: `${first}The command printed hello.`, iterations: 2, usage: expect.any(Object) });
-    expect(mock.stats.bodies[1]?.messages).toEqual([...USER, { role: 'assistant', content: first }]);
-    expect(mock.stats.bodies[0]).toMatchObject({ temperature: 0.5, top_p: 1 });
+    expect(llm.mock.stats.bodies[1]?.messages).toEqual([...USER, { role: 'assistant', content: first }]);
+    expect(llm.mock.stats.bodies[0]).toMatchObject({ temperature: 0.5, top_p: 1 });
   });
 
   it('executes two calls in one reply, in order, each followed by its response', async () => {
@@ -94,16 +83,16 @@ describe('agr run, collected', () => {
     });
     const reply = await request(suite.get('agr').socket, run());
     expect(reply.content).toBe(`Delegating. ${task}\n<task_response>\nfabricated\n</task_response>\n All done.`);
-    expect(mock.stats.bodies.map((b) => (b.messages as Frame[]).length)).toEqual([2, skill.interpreter.length + 1, skill.fabricator.length + 1, 3]);
-    expect(mock.stats.bodies[1]?.messages).toEqual([...skill.interpreter, { role: 'user', content: 'print the word fabricated' }]);
-    expect(mock.stats.bodies[2]?.messages).toEqual([...skill.fabricator, { role: 'user', content: 'print the word fabricated [KCR] 1. Echo the word.' }]);
+    expect(llm.mock.stats.bodies.map((b) => (b.messages as Frame[]).length)).toEqual([2, skill.interpreter.length + 1, skill.fabricator.length + 1, 3]);
+    expect(llm.mock.stats.bodies[1]?.messages).toEqual([...skill.interpreter, { role: 'user', content: 'print the word fabricated' }]);
+    expect(llm.mock.stats.bodies[2]?.messages).toEqual([...skill.fabricator, { role: 'user', content: 'print the word fabricated [KCR] 1. Echo the word.' }]);
   });
 
   it('stops at max_iterations', async () => {
     script({ rules: [{ reply: call('echo again') }] });
     const reply = await request(suite.get('agr').socket, run({ max_iterations: 2 }));
     expect(reply.iterations).toBe(2);
-    expect(mock.stats.requests).toBe(2);
+    expect(llm.mock.stats.requests).toBe(2);
     expect(String(reply.content).match(/<tool_response>/g)).toHaveLength(2);
   });
 
@@ -155,7 +144,7 @@ describe('agr run, collected', () => {
     await expect(request(suite.get('agr').socket, run({ max_iterations: 0 }))).rejects.toMatchObject({
       message: 'field "max_iterations" must be at least 1, got 0',
     });
-    expect(mock.stats.requests).toBe(0);
+    expect(llm.mock.stats.requests).toBe(0);
   });
 });
 
@@ -205,8 +194,7 @@ describe('agr run, streamed', () => {
     expect(events[5]).toEqual({ type: 'usage', prompt_tokens: 5, completion_tokens: 1 });
     expect(events[6]).toMatchObject({ type: 'done', iterations: 2, usage: { completion_tokens: expect.any(Number) } });
     script(rules);
-    const collected = [];
-    for await (const f of stream(suite.get('agr').socket, run({ events: true }))) collected.push(f.type);
+    const collected = (await collectFrames(suite.get('agr').socket, run({ events: true }))).map((f) => f.type);
     expect(collected).toEqual(['iteration', 'tool_call', 'tool_result', 'usage', 'iteration', 'usage', 'result']);
   });
 });
@@ -216,23 +204,28 @@ describe('agr cancellation', () => {
     const marker = `1000.${Date.now()}`;
     script({ rules: [{ role: 'user', chunks: [`${call(`sleep ${marker}`)}`, ' and then more'], hangAfterChunks: 1 }] });
     const controller = new AbortController();
+    const requestId = `agr-cancel-${marker}`;
     const pending = (async () => {
-      for await (const f of stream(suite.get('agr').socket, run({ stream: true }), { signal: controller.signal })) void f;
+      for await (const f of stream(suite.get('agr').socket, run({ stream: true, request_id: requestId }), { signal: controller.signal })) void f;
     })().catch((e: unknown) => e);
-    await waitFor(() => processesMatching(`sleep ${marker}`).length === 1, 'the sleep to start');
+    await waitFor(() => processesMatching(`sleep ${marker}`).length === 1, 'the sleep to start', 30_000);
     controller.abort();
     expect(await pending).toMatchObject({ code: 'CANCELLED' });
-    await waitFor(() => processesMatching(`sleep ${marker}`).length === 0, 'exc to kill the sleep', 5000);
-    await mock.waitForAborts(1);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(mock.stats.requests).toBe(1);
+    await waitFor(() => processesMatching(`sleep ${marker}`).length === 0, 'exc to kill the sleep', 30_000);
+    await llm.mock.waitForAborts(1, 30_000);
+    // agr logs this after its handler has returned: it cannot ask the model again after it.
+    await waitFor(
+      () => suite.get('agr').logs.some((l) => l.request_id === requestId && l.msg === 'request cancelled: client disconnected'),
+      'agr to end the request',
+      30_000,
+    );
+    expect(llm.mock.stats.requests).toBe(1);
   });
 });
 
 describe('agr when exc is down', () => {
   it('tells the model the code could not be run and keeps looping', async () => {
-    const { dir, cleanup: done } = tempDir('zagr2');
-    const lone = await startServices(['rtr', 'agr'], dir, { api: { base_url: mock.baseUrl, key: 'k' }, service: { model: 'm' } });
+    const { group: lone, cleanup: done } = await startWithMock(llm.mock, ['rtr', 'agr'], 'zagr2');
     try {
       script({
         rules: [

@@ -1,21 +1,16 @@
 import net from 'node:net';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { request, stream, type Frame, type ServiceName } from '../../src/runtime/index.js';
-import { startMockLlm, type MockLlm } from '../../src/testing/mock-llm/server.js';
-import type { MockScript } from '../../src/testing/mock-llm/script.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { request, type Frame, type ServiceName } from '../../src/runtime/index.js';
 import { startServices, type ConfigOverrides, type ServiceGroup } from '../../src/testing/suite.js';
-import { tempDir } from '../helpers/util.js';
+import { collectFrames } from '../helpers/frames.js';
+import { mockOverrides, startWithMock, useMockLlm } from '../helpers/mock.js';
+import { tempDir, waitFor } from '../helpers/util.js';
 
-let mock: MockLlm;
+const llm = useMockLlm();
+const script = llm.script;
 const groups: { group: ServiceGroup; cleanup: () => void }[] = [];
 
-beforeAll(async () => {
-  mock = await startMockLlm();
-});
-afterAll(async () => {
-  await mock.close();
-});
 afterEach(async () => {
   for (const { group, cleanup } of groups.splice(0)) {
     const exits = await group.stop();
@@ -24,24 +19,15 @@ afterEach(async () => {
   }
 });
 
-function script(value: MockScript): void {
-  mock.reset(value);
-}
-
 async function suite(names: ServiceName[], overrides: ConfigOverrides = {}): Promise<ServiceGroup> {
-  const { dir, cleanup } = tempDir('zdmn');
-  const group = await startServices(names, dir, { api: { base_url: mock.baseUrl, key: 'k' }, service: { model: 'm' }, exc: { sandbox: 'none' }, ...overrides });
-  groups.push({ group, cleanup });
-  return group;
+  const started = await startWithMock(llm.mock, names, 'zdmn', overrides);
+  groups.push(started);
+  return started.group;
 }
 
 const ALL: ServiceName[] = ['mem', 'sys', 'ctx', 'rtr', 'exc', 'agr', 'daemon'];
 
-async function frames(group: ServiceGroup, req: Frame): Promise<Frame[]> {
-  const out: Frame[] = [];
-  for await (const f of stream(group.get('daemon').socket, req)) out.push(f);
-  return out;
-}
+const frames = (group: ServiceGroup, req: Frame): Promise<Frame[]> => collectFrames(group.get('daemon').socket, req);
 
 describe('daemon', () => {
   it('assembles [system, ...context, user], answers collected, and stores the exchange', async () => {
@@ -49,7 +35,7 @@ describe('daemon', () => {
     const group = await suite(ALL);
     const reply = await request(group.get('daemon').socket, { message: 'hello', channel_id: 'c1' });
     expect(reply).toMatchObject({ type: 'response', content: 'Hi there.', via: 'agr', iterations: 1 });
-    const sent = mock.stats.bodies[0]?.messages as Frame[];
+    const sent = llm.mock.stats.bodies[0]?.messages as Frame[];
     expect(sent[0]?.role).toBe('system');
     expect(String(sent[0]?.content)).toContain('execute_bash');
     expect(sent.at(-1)).toEqual({ role: 'user', content: 'hello' });
@@ -121,7 +107,9 @@ describe('daemon', () => {
     script({ rules: [{ reply: 'still here' }] });
     const group = await suite(['rtr', 'exc', 'agr', 'daemon']);
     expect(await request(group.get('daemon').socket, { message: 'hi', channel_id: 'x' })).toMatchObject({ type: 'response', content: 'still here' });
-    expect(mock.stats.bodies[0]?.messages).toEqual([{ role: 'user', content: 'hi' }]);
+    expect(llm.mock.stats.bodies[0]?.messages).toEqual([{ role: 'user', content: 'hi' }]);
+    // The store gave up just before the reply; its log line comes on another pipe: wait for it.
+    await waitFor(() => group.get('daemon').logs.some((l) => l.msg === 'exchange not stored: mem failed'), 'the store miss to be logged');
     const msgs = group.get('daemon').logs.map((l) => l.msg);
     expect(msgs).toEqual(
       expect.arrayContaining([
@@ -140,17 +128,17 @@ describe('daemon', () => {
     mkdirSync(path.join(dir, 'run'), { recursive: true });
     const silent = net.createServer(() => undefined);
     await new Promise<void>((r) => silent.listen(path.join(dir, 'run', 'mem.sock'), r));
-    const group = await startServices(['sys', 'ctx', 'rtr', 'exc', 'agr', 'daemon'], dir, {
-      api: { base_url: mock.baseUrl, key: 'k' },
-      service: { model: 'm' },
-      exc: { sandbox: 'none' },
-      daemon: { dependency_timeout_ms: 1000 },
-    });
+    // ctx bounds its mem calls at 60% of the daemon's bound; the other 40% (2 s here) is
+    // ctx's own margin to answer, wide enough for a loaded machine.
+    const group = await startServices(['sys', 'ctx', 'rtr', 'exc', 'agr', 'daemon'], dir, mockOverrides(llm.mock, { daemon: { dependency_timeout_ms: 5000 } }));
     try {
       expect(await request(group.get('daemon').socket, { message: 'hi' })).toMatchObject({ content: 'answered' });
-      const sent = mock.stats.bodies[0]?.messages as Frame[];
+      const sent = llm.mock.stats.bodies[0]?.messages as Frame[];
       expect(sent.some((m) => String(m.content).includes('[KCR]'))).toBe(true);
-      expect(group.get('ctx').logs.some((l) => l.msg === 'context part left out: mem failed' && l.code === 'TIMEOUT')).toBe(true);
+      await waitFor(
+        () => group.get('ctx').logs.some((l) => l.msg === 'context part left out: mem failed' && l.code === 'TIMEOUT'),
+        'ctx to log the mem timeout',
+      );
       expect(group.get('daemon').logs.some((l) => l.msg === 'no context: ctx failed; answering without it')).toBe(false);
     } finally {
       for (const exit of Object.values(await group.stop())) expect(exit).toEqual({ code: 0, signal: null });
@@ -164,7 +152,7 @@ describe('daemon', () => {
     const group = await suite(ALL);
     await request(group.get('mem').socket, { type: 'append_history', channel_id: 'legacy', messages: [{ role: 'function', content: '{"temp": 21}' }] });
     expect(await request(group.get('daemon').socket, { message: 'and now?', channel_id: 'legacy' })).toMatchObject({ content: 'fine' });
-    const sent = mock.stats.bodies[0]?.messages as Frame[];
+    const sent = llm.mock.stats.bodies[0]?.messages as Frame[];
     expect(sent.slice(-2)).toEqual([
       { role: 'user', content: '[function] {"temp": 21}' },
       { role: 'user', content: 'and now?' },
@@ -172,11 +160,12 @@ describe('daemon', () => {
   });
 
   it('runs requests on different channels at the same time', async () => {
-    script({ rules: [{ reply: 'slow answer', chunkSize: 1, delayMs: 30 }] });
+    // Each reply streams for about 3 s, so the two overlap however late the second one starts.
+    script({ rules: [{ reply: 'slow answer '.repeat(8), chunkSize: 1, delayMs: 30 }] });
     const group = await suite(ALL);
     const socket = group.get('daemon').socket;
     let together = 0;
-    const watch = setInterval(() => (together = Math.max(together, mock.stats.active)), 2);
+    const watch = setInterval(() => (together = Math.max(together, llm.mock.stats.active)), 2);
     try {
       await Promise.all([request(socket, { message: 'a', channel_id: 'left' }), request(socket, { message: 'b', channel_id: 'right' })]);
     } finally {
@@ -208,15 +197,11 @@ describe('daemon', () => {
       log,
       handlers: { build: async () => (await arrive(), { type: 'context', messages: [{ role: 'user', content: 'CTX' }] }) },
     });
-    const group = await startServices(['rtr', 'agr', 'exc', 'daemon'], dir, {
-      api: { base_url: mock.baseUrl, key: 'k' },
-      service: { model: 'm' },
-      exc: { sandbox: 'none' },
-      daemon: { dependency_timeout_ms: 2000 },
-    });
+    // Asked one after the other, each would wait out the whole bound: generous, so only that fails.
+    const group = await startServices(['rtr', 'agr', 'exc', 'daemon'], dir, mockOverrides(llm.mock, { daemon: { dependency_timeout_ms: 10_000 } }));
     try {
       expect(await request(group.get('daemon').socket, { message: 'hi' })).toMatchObject({ content: 'ok' });
-      expect(mock.stats.bodies[0]?.messages).toEqual([
+      expect(llm.mock.stats.bodies[0]?.messages).toEqual([
         { role: 'system', content: 'SYS' },
         { role: 'user', content: 'CTX' },
         { role: 'user', content: 'hi' },
@@ -277,10 +262,7 @@ describe('daemon', () => {
     const group = await suite(ALL);
     await request(group.get('daemon').socket, { message: 'trace me', request_id: 'trace-42' });
     for (const name of ['daemon', 'sys', 'ctx', 'agr', 'rtr', 'exc'] as const) {
-      expect(
-        group.get(name).logs.some((l) => l.request_id === 'trace-42'),
-        name,
-      ).toBe(true);
+      await waitFor(() => group.get(name).logs.some((l) => l.request_id === 'trace-42'), `a ${name} log line with the request id`);
     }
   });
 });

@@ -1,7 +1,7 @@
 /** Shared set-up of the mem integration tests: a temp dir, a config, real `zino serve mem` processes. */
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { RemoteError, request, type Frame } from '../../src/runtime/index.js';
+import { RemoteError, ZinoError, request, type Frame } from '../../src/runtime/index.js';
 import { startService, writeTestConfig, type StartedService } from '../../src/testing/suite.js';
 import { tempDir } from '../helpers/util.js';
 
@@ -36,11 +36,20 @@ export function memEnv(prefix = 'zmem'): MemEnv {
     async call(frame) {
       const proc = procs.at(-1);
       if (!proc) throw new Error('mem not started');
-      try {
-        return await request(proc.socket, frame, { timeoutMs: 30_000 });
-      } catch (err) {
-        if (err instanceof RemoteError) return err.frame;
-        throw err;
+      const deadline = Date.now() + 30_000;
+      for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
+        try {
+          return await request(proc.socket, frame, { timeoutMs: 30_000 });
+        } catch (err) {
+          if (err instanceof RemoteError) return err.frame;
+          // A full accept queue (EAGAIN): mem never took the connection, so trying again
+          // cannot store anything twice. A loaded machine gets there with 1,000 clients at once.
+          if (err instanceof ZinoError && err.code === 'UPSTREAM_UNAVAILABLE' && /EAGAIN/.test(err.message) && Date.now() < deadline) {
+            await new Promise((r) => setTimeout(r, wait));
+            continue;
+          }
+          throw err;
+        }
       }
     },
     async stopAll() {

@@ -1,19 +1,14 @@
 import net from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { request, stream, type Frame } from '../../src/runtime/index.js';
-import { startMockLlm, type MockLlm } from '../../src/testing/mock-llm/server.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { request, stream } from '../../src/runtime/index.js';
 import { startService, writeTestConfig, type ConfigOverrides, type StartedService } from '../../src/testing/suite.js';
+import { collectFrames } from '../helpers/frames.js';
+import { useMockLlm } from '../helpers/mock.js';
 import { tempDir, waitFor } from '../helpers/util.js';
 
-let mock: MockLlm;
+const llm = useMockLlm();
 const started: { service: StartedService; cleanup: () => void }[] = [];
 
-beforeAll(async () => {
-  mock = await startMockLlm();
-});
-afterAll(async () => {
-  await mock.close();
-});
 afterEach(async () => {
   for (const { service, cleanup } of started.splice(0)) {
     const exit = await service.stop();
@@ -25,7 +20,7 @@ afterEach(async () => {
 async function rtr(overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = {}): Promise<StartedService> {
   const { dir, cleanup } = tempDir('zrtr');
   const { file } = writeTestConfig(dir, {
-    api: { base_url: mock.baseUrl, key: 'sk-test' },
+    api: { base_url: llm.mock.baseUrl, key: 'sk-test' },
     service: { model: 'mock-model' },
     ...overrides,
   });
@@ -34,9 +29,7 @@ async function rtr(overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = {})
   return service;
 }
 
-function resetMock(script: Parameters<MockLlm['reset']>[0]): void {
-  mock.reset(script);
-}
+const resetMock = llm.script;
 
 /** A loopback port nobody listens on. */
 async function closedPort(): Promise<number> {
@@ -49,11 +42,7 @@ async function closedPort(): Promise<number> {
 
 const USER = [{ role: 'user', content: 'hello' }];
 
-async function collect(socket: string, frame: Frame): Promise<Frame[]> {
-  const frames: Frame[] = [];
-  for await (const f of stream(socket, frame)) frames.push(f);
-  return frames;
-}
+const collect = collectFrames;
 
 describe('rtr capabilities', () => {
   it('reports streaming and the model', async () => {
@@ -80,7 +69,7 @@ describe('rtr infer against the mock LLM', () => {
       { type: 'chunk', delta: 'rld!' },
       { type: 'done', full_text: 'Hello there, world!', usage: { prompt_tokens: 11, completion_tokens: 7 } },
     ]);
-    expect(mock.stats.bodies[0]).toMatchObject({
+    expect(llm.mock.stats.bodies[0]).toMatchObject({
       model: 'mock-model',
       messages: USER,
       temperature: 0.3,
@@ -88,7 +77,7 @@ describe('rtr infer against the mock LLM', () => {
       stream: true,
       stream_options: { include_usage: true },
     });
-    expect(mock.stats.authorizations[0]).toBe('Bearer sk-test');
+    expect(llm.mock.stats.authorizations[0]).toBe('Bearer sk-test');
   });
 
   it('answers a collected request with one response frame and usage', async () => {
@@ -96,7 +85,7 @@ describe('rtr infer against the mock LLM', () => {
     const service = await rtr();
     const frames = await collect(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false });
     expect(frames).toEqual([{ type: 'response', content: 'Collected answer', usage: { prompt_tokens: 3, completion_tokens: 2 } }]);
-    expect(mock.stats.bodies[0]?.stream).toBe(false);
+    expect(llm.mock.stats.bodies[0]?.stream).toBe(false);
   });
 
   it('answers collected when [rtr] streaming = false even if a stream is asked for', async () => {
@@ -112,7 +101,7 @@ describe('rtr infer against the mock LLM', () => {
     const service = await rtr();
     const frames = await collect(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: true });
     expect(frames.at(-1)).toMatchObject({ type: 'done', full_text: 'third time lucky' });
-    expect(mock.stats.requests).toBe(3);
+    expect(llm.mock.stats.requests).toBe(3);
     expect(service.logs.filter((l) => l.msg === 'LLM call failed; retrying')).toHaveLength(2);
   });
 
@@ -120,7 +109,7 @@ describe('rtr infer against the mock LLM', () => {
     resetMock({ rules: [{ status: 503, failTimes: 2, reply: 'ok' }] });
     const service = await rtr();
     expect(await request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false })).toMatchObject({ content: 'ok' });
-    const [a, b, c] = mock.stats.arrivals as [number, number, number];
+    const [a, b, c] = llm.mock.stats.arrivals as [number, number, number];
     // Equal jitter: retry n waits between half and all of 500 ms × 2^n.
     expect(b - a).toBeGreaterThanOrEqual(240);
     expect(c - b).toBeGreaterThanOrEqual(490);
@@ -130,7 +119,7 @@ describe('rtr infer against the mock LLM', () => {
     resetMock({ rules: [{ status: 429, failTimes: 1, retryAfter: '1', reply: 'ok' }] });
     const service = await rtr();
     expect(await request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false })).toMatchObject({ content: 'ok' });
-    const [a, b] = mock.stats.arrivals as [number, number];
+    const [a, b] = llm.mock.stats.arrivals as [number, number];
     expect(b - a).toBeGreaterThanOrEqual(950);
   });
 
@@ -141,7 +130,7 @@ describe('rtr infer against the mock LLM', () => {
       code: 'UPSTREAM_ERROR',
       message: 'the LLM API answered 500: the server is on fire (after 2 attempts)',
     });
-    expect(mock.stats.requests).toBe(2);
+    expect(llm.mock.stats.requests).toBe(2);
   });
 
   it('fails a 400 at once with the API message, without retrying', async () => {
@@ -151,7 +140,7 @@ describe('rtr infer against the mock LLM', () => {
       code: 'UPSTREAM_ERROR',
       message: "the LLM API answered 400: Invalid value for 'temperature'",
     });
-    expect(mock.stats.requests).toBe(1);
+    expect(llm.mock.stats.requests).toBe(1);
   });
 
   it('explains a 401 with a hint about the key', async () => {
@@ -172,7 +161,7 @@ describe('rtr infer against the mock LLM', () => {
     ]);
     expect(frames[2]).toMatchObject({ type: 'error', message: expect.stringMatching(/^the LLM stream broke after the reply had started: /) });
     expect(frames).toHaveLength(3);
-    expect(mock.stats.requests).toBe(1);
+    expect(llm.mock.stats.requests).toBe(1);
   });
 
   it('ends a stream that stalls mid-reply with TIMEOUT after [rtr] timeout (regression: the SDK timeout stops at the headers)', async () => {
@@ -183,7 +172,7 @@ describe('rtr infer against the mock LLM', () => {
       { type: 'chunk', delta: 'first ' },
       { type: 'error', code: 'TIMEOUT', message: 'the LLM did not finish within 1 s ([rtr] timeout)' },
     ]);
-    await mock.waitForAborts(1);
+    await llm.mock.waitForAborts(1, 30_000);
   });
 
   it('treats a stream that ends without a finish_reason as broken', async () => {
@@ -206,7 +195,7 @@ describe('rtr infer against the mock LLM', () => {
     resetMock({ model: 'served-model', rules: [{ reply: 'detected' }] });
     const service = await rtr({ service: { model: '' } });
     expect(await request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false })).toMatchObject({ content: 'detected' });
-    expect(mock.stats.bodies[0]?.model).toBe('served-model');
+    expect(llm.mock.stats.bodies[0]?.model).toBe('served-model');
     expect(await request(service.socket, { type: 'capabilities' })).toMatchObject({ model: 'served-model' });
   });
 
@@ -226,7 +215,7 @@ describe('rtr infer against the mock LLM', () => {
     await expect(request(service.socket, { type: 'infer', messages: USER, top_p: 3 })).rejects.toMatchObject({
       message: 'field "top_p" must be at most 1, got 3',
     });
-    expect(mock.stats.requests).toBe(0);
+    expect(llm.mock.stats.requests).toBe(0);
   });
 });
 
@@ -238,7 +227,7 @@ describe('rtr cancellation', () => {
       expect(frame.type).toBe('chunk');
       break;
     }
-    await mock.waitForAborts(1);
+    await llm.mock.waitForAborts(1, 30_000);
     await waitFor(() => service.logs.some((l) => l.msg === 'request cancelled: client disconnected'), 'rtr to log the cancellation');
   });
 
@@ -247,10 +236,10 @@ describe('rtr cancellation', () => {
     const service = await rtr();
     const controller = new AbortController();
     const pending = request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false }, { signal: controller.signal });
-    await waitFor(() => mock.stats.active === 1, 'the request to reach the mock');
+    await waitFor(() => llm.mock.stats.active === 1, 'the request to reach the mock');
     controller.abort();
     await expect(pending).rejects.toMatchObject({ code: 'CANCELLED' });
-    await mock.waitForAborts(1);
+    await llm.mock.waitForAborts(1, 30_000);
   });
 
   it('never retries after the caller has gone', async () => {
@@ -260,12 +249,14 @@ describe('rtr cancellation', () => {
     const pending = request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false }, { signal: controller.signal }).catch(
       (e: unknown) => e,
     );
-    await waitFor(() => mock.stats.requests === 1, 'the first attempt');
+    await waitFor(() => llm.mock.stats.requests === 1, 'the first attempt');
     controller.abort();
     await pending;
-    await waitFor(() => service.logs.some((l) => l.msg === 'request cancelled: client disconnected'), 'rtr to see the disconnect');
-    await new Promise((r) => setTimeout(r, 600));
-    expect(mock.stats.requests).toBe(1);
+    // rtr logs this line after the handler has returned, so every attempt it would ever
+    // make has been made by then: no sleep needed to wait out the 0.3 s retry-after.
+    await waitFor(() => service.logs.some((l) => l.msg === 'request cancelled: client disconnected'), 'rtr to see the disconnect', 30_000);
+    expect(llm.mock.stats.requests).toBe(1);
+    expect(service.logs.filter((l) => l.msg === 'LLM call failed; retrying')).toHaveLength(1);
   });
 });
 
@@ -293,9 +284,9 @@ describe('rtr without a usable configuration', () => {
       message: 'no API key for https://api.example.com/v1: set the LLM_API_KEY environment variable or [api] key in ZINO.toml',
     });
     resetMock({ rules: [{ reply: 'keyed' }] });
-    const fromEnv = await rtr({ api: { base_url: mock.baseUrl, key: '' } }, { LLM_API_KEY: 'sk-from-env' });
+    const fromEnv = await rtr({ api: { base_url: llm.mock.baseUrl, key: '' } }, { LLM_API_KEY: 'sk-from-env' });
     await request(fromEnv.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false });
-    expect(mock.stats.authorizations[0]).toBe('Bearer sk-from-env');
+    expect(llm.mock.stats.authorizations[0]).toBe('Bearer sk-from-env');
   });
 });
 

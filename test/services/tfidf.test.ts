@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TfIdfIndex } from '../../src/services/mem/tfidf.js';
 import { terms } from '../../src/services/mem/tokenize.js';
+import { rng } from '../helpers/random.js';
 
 /** Textbook TF-IDF cosine computed from scratch: the reference the incremental index must match. */
 function bruteForce(docs: string[][], query: string[]): number[] {
@@ -26,8 +27,7 @@ function bruteForce(docs: string[][], query: string[]): number[] {
 }
 
 function randomDocs(count: number, seed: number): string[][] {
-  let s = seed;
-  const rand = (): number => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const rand = rng(seed);
   const vocab = Array.from({ length: 40 }, (_, i) => `w${i}`);
   return Array.from({ length: count }, () =>
     Array.from({ length: 1 + Math.floor(rand() * 8) }, () => vocab[Math.floor(rand() * rand() * vocab.length)] as string),

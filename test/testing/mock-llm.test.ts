@@ -81,7 +81,7 @@ describe('startMockLlm', () => {
       for await (const chunk of stream) {
         if (chunk.choices[0]?.delta?.content) break;
       }
-      await mock.waitForAborts(1);
+      await mock.waitForAborts(1, 30_000);
       expect(mock.stats.aborted).toBe(1);
     } finally {
       await mock.close();

@@ -102,13 +102,15 @@ export async function ask(
   }
 }
 
-/** Waits before retry n of a store while mem is unreachable: 100, 200, 400, 800 ms (1.5 s in all). */
+/** Waits between attempts to store while mem is unreachable: 100, 200, 400, then 800 ms each. */
 const STORE_RETRY_MS = [100, 200, 400, 800];
 
 /**
- * Appends the exchange to the channel's history. While mem cannot be reached (it
- * is restarting) the store is retried for about 1.5 s; after that, or on any other
- * failure, it is logged, not raised: the answer still goes out.
+ * Appends the exchange to the channel's history, before the terminal frame. While
+ * mem cannot be reached (it is restarting) the store is retried, but the whole
+ * store, attempts and waits included, is bounded by `[daemon] dependency_timeout_ms`
+ * (the bound on every mem call): past it, or on any other failure, the miss is
+ * logged at warn (`exchange not stored: mem failed`) and the answer still goes out.
  */
 async function store(config: Readonly<ResolvedConfig>, channelId: string, message: string, answer: string, ctx: HandlerContext): Promise<void> {
   const body = {
@@ -119,20 +121,25 @@ async function store(config: Readonly<ResolvedConfig>, channelId: string, messag
     ],
     request_id: ctx.requestId,
   };
-  const mem = new Endpoint(MEM, config.mem.socket, clientOptions(config, 'mem', { signal: ctx.signal, timeoutMs: config.daemon.dependency_timeout_ms }));
+  const mem = new Endpoint(MEM, config.mem.socket, clientOptions(config, 'mem', { signal: ctx.signal }));
+  const deadline = performance.now() + config.daemon.dependency_timeout_ms;
   for (let attempt = 0; ; attempt++) {
     ctx.signal.throwIfAborted();
+    const left = Math.max(1, Math.round(deadline - performance.now()));
     try {
-      await mem.request('append_history', body);
+      await mem.request('append_history', body, { connectTimeoutMs: Math.min(config.limits.connect_timeout_ms, left), timeoutMs: left });
       return;
     } catch (err) {
       ctx.signal.throwIfAborted();
-      const wait = STORE_RETRY_MS[attempt];
-      if (wait !== undefined && err instanceof ZinoError && err.code === 'UPSTREAM_UNAVAILABLE') {
+      const wait = Math.min(STORE_RETRY_MS[Math.min(attempt, STORE_RETRY_MS.length - 1)] as number, deadline - performance.now());
+      if (wait > 0 && err instanceof ZinoError && err.code === 'UPSTREAM_UNAVAILABLE') {
         await sleep(wait, undefined, { signal: ctx.signal });
-        continue;
+        if (performance.now() < deadline) continue;
       }
-      ctx.log.warn({ channel: channelId, reason: (err as Error).message, attempts: attempt + 1 }, 'exchange not stored: mem failed');
+      ctx.log.warn(
+        { channel: channelId, reason: (err as Error).message, attempts: attempt + 1, boundMs: config.daemon.dependency_timeout_ms },
+        'exchange not stored: mem failed',
+      );
       return;
     }
   }
