@@ -38,7 +38,6 @@ export const SHAPES: Record<string, RequestShape[]> = {
   ctx: [{ type: 'build', required: { user_message: 'string' }, optional: { channel_id: 'string' } }],
 };
 
-
 function header(length: number): Buffer {
   const b = Buffer.alloc(4);
   b.writeUInt32BE(length >>> 0);

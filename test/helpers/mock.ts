@@ -12,7 +12,7 @@ import { tempDir } from './util.js';
 export function mockOverrides(mock: MockLlm, extra: ConfigOverrides = {}): ConfigOverrides {
   const base: ConfigOverrides = { api: { base_url: mock.baseUrl, key: 'k' }, service: { model: 'm' }, exc: { sandbox: 'none' } };
   const out: Record<string, object> = { ...base };
-  for (const [section, values] of Object.entries(extra)) out[section] = { ...(out[section] ?? {}), ...(values) };
+  for (const [section, values] of Object.entries(extra)) out[section] = { ...(out[section] ?? {}), ...values };
   return out;
 }
 
@@ -40,7 +40,12 @@ export function useMockLlm(): { readonly mock: MockLlm; script: (value: MockScri
 }
 
 /** Starts `names` in a fresh temp dir on a config pointed at `mock`. */
-export async function startWithMock(mock: MockLlm, names: Parameters<typeof startServices>[0], prefix: string, extra: ConfigOverrides = {}): Promise<{ group: ServiceGroup; cleanup: () => void }> {
+export async function startWithMock(
+  mock: MockLlm,
+  names: Parameters<typeof startServices>[0],
+  prefix: string,
+  extra: ConfigOverrides = {},
+): Promise<{ group: ServiceGroup; cleanup: () => void }> {
   const { dir, cleanup } = tempDir(prefix);
   try {
     return { group: await startServices(names, dir, mockOverrides(mock, extra)), cleanup };

@@ -238,14 +238,19 @@ describe('serve: backpressure', () => {
     // writes had every turn of the event loop that the ping needed) left `sent` where it was.
     // Polled, never slept: a slow machine only takes more rounds to fill the buffers.
     let stalledAt = -1;
-    await waitFor(async () => {
-      const before = sent;
-      await request(socketPath, { type: 'ping' });
-      await request(socketPath, { type: 'ping' });
-      if (sent !== before || sent === 0) return false;
-      stalledAt = sent;
-      return true;
-    }, 'the handler to stall', 30_000, 0);
+    await waitFor(
+      async () => {
+        const before = sent;
+        await request(socketPath, { type: 'ping' });
+        await request(socketPath, { type: 'ping' });
+        if (sent !== before || sent === 0) return false;
+        stalledAt = sent;
+        return true;
+      },
+      'the handler to stall',
+      30_000,
+      0,
+    );
     expect(await request(socketPath, { type: 'ping' })).toEqual({ type: 'pong' });
     expect(sent).toBe(stalledAt);
     // 256 × 64 KiB = 16 MiB would be buffered without backpressure; the buffers hold about 1 MiB at most.
