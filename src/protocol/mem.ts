@@ -38,10 +38,16 @@ export interface GetHistoryRequest {
   request_id?: string | undefined;
 }
 
-/** `← {"type":"history","messages":[...]}`, oldest first. */
+/**
+ * `← {"type":"history","messages":[...]}`, oldest first. When the messages asked
+ * for would not fit in one frame, the most recent ones that fit, with the ZINO
+ * extras `truncated: true` and `omitted` (how many older ones were left out).
+ */
 export interface HistoryReply {
   type: 'history';
   messages: ChatMessage[];
+  truncated?: true;
+  omitted?: number;
 }
 
 /** `→ {"type":"append_history","channel_id","messages"}`; the messages are stored together or not at all. */
@@ -84,6 +90,9 @@ export interface HardMemoryResult {
 export interface HardMemoriesReply {
   type: 'hard_memories';
   results: HardMemoryResult[];
+  /** Present (with `omitted`) when lower-scored results were left out to fit in one frame. */
+  truncated?: true;
+  omitted?: number;
 }
 
 /** `→ {"type":"store_hard","messages","tag"?}`. */

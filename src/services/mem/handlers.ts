@@ -1,11 +1,26 @@
 /**
  * mem's request handlers: validate every field first (bad input stores nothing),
- * then call the stores. Replies are exactly the contract's.
+ * then call the stores. Replies are the contract's; a reply that would not fit in
+ * one frame (`[limits] max_frame_bytes`) is cut to what fits and says so with the
+ * extra fields `truncated: true` and `omitted: N` (absent when nothing was left out).
+ *
+ * Bounds on what is stored, so that one item always fits in a reply:
+ * - one `append_history` or `store_hard`: its messages at most half the frame limit;
+ * - the soft memory: at most a quarter of it (it goes whole into every system prompt).
  */
-import { InvalidRequestError, optionalInteger, optionalString, parseMessages, requireString, type HandlersOf } from '../../runtime/index.js';
+import {
+  DEFAULT_MAX_FRAME_BYTES,
+  InvalidRequestError,
+  type ChatMessage,
+  optionalInteger,
+  optionalString,
+  parseMessages,
+  requireString,
+  type HandlersOf,
+} from '../../runtime/index.js';
 import { DEFAULT_TOP_K, type MEM } from '../../protocol/mem.js';
 import type { HardStore } from './hard.js';
-import type { HistoryStore } from './history.js';
+import { messageBytes, type HistoryStore } from './history.js';
 import { checkChannelId } from './naming.js';
 import type { SoftMemory } from './soft.js';
 
@@ -34,20 +49,57 @@ function topK(request: { readonly top_k?: unknown }): number {
   return Math.min(value, MAX_TOP_K);
 }
 
+/** Room left in a frame for a reply's envelope (type, extra fields) around its list. */
+export const REPLY_MARGIN_BYTES = 4096;
+
+/** mem's size bounds, all derived from `[limits] max_frame_bytes`. */
+export interface MemLimits {
+  /** Largest encoded list of messages or results in one reply. */
+  replyBytes: number;
+  /** Largest encoded messages of one `append_history` or `store_hard`. */
+  recordBytes: number;
+  /** Largest soft memory, in UTF-8 bytes. */
+  softBytes: number;
+}
+
+/** The bounds for a frame limit of `maxFrameBytes`. */
+export function memLimits(maxFrameBytes: number): MemLimits {
+  return {
+    replyBytes: Math.max(0, maxFrameBytes - REPLY_MARGIN_BYTES),
+    recordBytes: Math.floor(maxFrameBytes / 2),
+    softBytes: Math.floor(maxFrameBytes / 4),
+  };
+}
+
+function checkRecord(messages: readonly ChatMessage[], limits: MemLimits): void {
+  let bytes = 0;
+  for (const m of messages) bytes += messageBytes(m);
+  if (bytes > limits.recordBytes) {
+    throw new InvalidRequestError(
+      `field "messages" is ${bytes} bytes encoded, over mem's bound of ${limits.recordBytes} bytes a request (half of [limits] max_frame_bytes)`,
+    );
+  }
+}
+
 /** Builds the handlers of every mem request type. */
-export function memHandlers(stores: MemStores): HandlersOf<typeof MEM> {
+export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEFAULT_MAX_FRAME_BYTES)): HandlersOf<typeof MEM> {
   return {
     async get_history(request, ctx) {
       const id = channelId(request);
       const limit = optionalInteger(request, 'limit', { min: 0 }) ?? 0;
-      const { messages, bytesRead } = await stores.history.get(id, limit);
-      ctx.log.debug({ limit, returned: messages.length, bytesRead }, 'history read');
+      const { messages, omitted, bytesRead } = await stores.history.get(id, limit, limits.replyBytes);
+      ctx.log.debug({ limit, returned: messages.length, omitted, bytesRead }, 'history read');
+      if (omitted > 0) {
+        ctx.log.warn({ returned: messages.length, omitted, boundBytes: limits.replyBytes }, 'history reply cut to what fits in a frame');
+        return { type: 'history', messages, truncated: true, omitted };
+      }
       return { type: 'history', messages };
     },
 
     async append_history(request, ctx) {
       const id = channelId(request);
       const messages = parseMessages(request.messages, 'messages');
+      checkRecord(messages, limits);
       await stores.history.append(id, messages);
       ctx.log.debug({ count: messages.length }, 'history appended');
       return { type: 'ok' };
@@ -63,16 +115,30 @@ export function memHandlers(stores: MemStores): HandlersOf<typeof MEM> {
       const query = requireString(request, 'query');
       const k = topK(request);
       const started = performance.now();
-      const results = await stores.hard.search(query, k);
+      const found = await stores.hard.search(query, k);
+      // Best first: keep the best results whose encoded size fits in one reply.
+      const results = [];
+      let bytes = 0;
+      for (const r of found) {
+        bytes += Buffer.byteLength(JSON.stringify(r), 'utf8') + 1;
+        if (bytes > limits.replyBytes) break;
+        results.push(r);
+      }
       ctx.log.debug(
         { topK: k, returned: results.length, entries: stores.hard.count, searchMs: Math.round((performance.now() - started) * 100) / 100 },
         'hard memories searched',
       );
+      const omitted = found.length - results.length;
+      if (omitted > 0) {
+        ctx.log.warn({ returned: results.length, omitted, boundBytes: limits.replyBytes }, 'search reply cut to what fits in a frame');
+        return { type: 'hard_memories', results, truncated: true, omitted };
+      }
       return { type: 'hard_memories', results };
     },
 
     async store_hard(request, ctx) {
       const messages = parseMessages(request.messages, 'messages');
+      checkRecord(messages, limits);
       const tag = optionalString(request, 'tag') ?? null;
       const id = await stores.hard.store(messages, tag);
       ctx.log.debug({ id, count: messages.length }, 'hard memory stored');
@@ -85,6 +151,12 @@ export function memHandlers(stores: MemStores): HandlersOf<typeof MEM> {
 
     async set_soft(request, ctx) {
       const content = requireString(request, 'content');
+      const bytes = Buffer.byteLength(content, 'utf8');
+      if (bytes > limits.softBytes) {
+        throw new InvalidRequestError(
+          `field "content" is ${bytes} bytes, over mem's bound of ${limits.softBytes} bytes for the soft memory (a quarter of [limits] max_frame_bytes)`,
+        );
+      }
       await stores.soft.set(content);
       ctx.log.debug({ chars: content.length }, 'soft memory replaced');
       return { type: 'ok' };

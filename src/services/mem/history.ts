@@ -6,8 +6,9 @@
  *
  * Appends never read or rewrite the file (O(1) in the history length); concurrent
  * appends to one channel are group-committed in arrival order (queue.ts) and
- * acknowledged after fdatasync. `get_history` with a limit reads the file backwards
- * from the end until it has enough messages. `clear_history` unlinks the file and
+ * acknowledged after fdatasync. `get_history` reads the file backwards from the end
+ * until it has enough messages, or as many as one reply can hold (the rest are only
+ * counted). `clear_history` unlinks the file and
  * fsyncs the directory: atomic, so a crash leaves the whole history or none.
  *
  * Open files are bounded: at most {@link MAX_OPEN_CHANNELS} idle channels keep their
@@ -17,7 +18,7 @@ import { open, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { ZinoError, castToError, chatMessages, isChatMessage, type ChatMessage, type Logger } from '../../runtime/index.js';
 import { fsyncDir, isNotFound, writeAll } from './files.js';
-import { linesBackward, linesForward, parseLine, repairTail, type ReadStats } from './lines.js';
+import { linesBackward, parseLine, repairTail, type ReadStats } from './lines.js';
 import { channelFileName } from './naming.js';
 import { OpQueue } from './queue.js';
 
@@ -37,9 +38,20 @@ export function historyLine(messages: readonly ChatMessage[], extra: Record<stri
   return `${JSON.stringify({ ...extra, m: messages.map(({ role, content }) => ({ role, content })) })}\n`;
 }
 
-/** What {@link HistoryStore.get} returns. */
-export interface HistoryRead {
+/** Encoded size of one message in a reply's list (its JSON and a separating comma). */
+export function messageBytes(m: ChatMessage): number {
+  return Buffer.byteLength(JSON.stringify({ role: m.role, content: m.content }), 'utf8') + 1;
+}
+
+/** Messages read, and how many of those asked for were left out to stay within the byte bound. */
+export interface HistoryPage {
+  /** Oldest first. */
   messages: ChatMessage[];
+  omitted: number;
+}
+
+/** What {@link HistoryStore.get} returns. */
+export interface HistoryRead extends HistoryPage {
   /** Bytes read from disk to answer. */
   bytesRead: number;
 }
@@ -97,35 +109,43 @@ class Channel {
     return batches.map(() => undefined);
   }
 
-  async read(limit: number, stats: ReadStats): Promise<ChatMessage[]> {
-    if (!(await this.ensureOpen(false))) return [];
+  /**
+   * The last `limit` messages (all when 0), oldest first, read backwards from the end,
+   * keeping only the most recent ones whose encoded size stays within `maxBytes`.
+   * Past that bound the scan goes on only to count what was left out.
+   */
+  async read(limit: number, maxBytes: number, stats: ReadStats): Promise<HistoryPage> {
+    if (!(await this.ensureOpen(false))) return { messages: [], omitted: 0 };
     const handle = this.handle as FileHandle;
     const onCorrupt = (start: number): void => this.log.error({ file: this.file, offset: start }, 'corrupt history line skipped');
-    if (limit > 0) {
-      const batches: ChatMessage[][] = [];
-      let count = 0;
-      for await (const line of linesBackward(handle, this.size, stats)) {
-        if (line.text.length === 0) continue;
-        const messages = historyRecord(line.text);
-        if (!messages) {
-          onCorrupt(line.start);
-          continue;
-        }
-        batches.push(messages);
-        count += messages.length;
-        if (count >= limit) break;
-      }
-      return batches.reverse().flat().slice(-limit);
-    }
-    const out: ChatMessage[] = [];
-    stats.bytesRead += this.size;
-    for await (const line of linesForward(handle, 0, this.size)) {
+    const kept: ChatMessage[] = []; // newest first
+    let bytes = 0;
+    let full = false;
+    let omitted = 0;
+    for await (const line of linesBackward(handle, this.size, stats)) {
       if (line.text.length === 0) continue;
       const messages = historyRecord(line.text);
-      if (messages) out.push(...messages);
-      else onCorrupt(line.start);
+      if (!messages) {
+        onCorrupt(line.start);
+        continue;
+      }
+      for (let i = messages.length - 1; i >= 0; i--) {
+        if (limit > 0 && kept.length + omitted >= limit) break;
+        const m = messages[i] as ChatMessage;
+        if (!full) {
+          const size = messageBytes(m);
+          if (bytes + size <= maxBytes) {
+            kept.push(m);
+            bytes += size;
+            continue;
+          }
+          full = true;
+        }
+        omitted++;
+      }
+      if (limit > 0 && kept.length + omitted >= limit) break;
     }
-    return out;
+    return { messages: kept.reverse(), omitted };
   }
 
   async clear(): Promise<void> {
@@ -158,12 +178,16 @@ export class HistoryStore {
     await this.channel(channelId).queue.append(messages);
   }
 
-  /** The last `limit` messages (all when 0), oldest first. */
-  async get(channelId: string, limit: number): Promise<HistoryRead> {
+  /**
+   * The last `limit` messages (all when 0), oldest first: the most recent of them
+   * whose encoded sizes ({@link messageBytes}) add up to at most `maxBytes`; `omitted`
+   * counts the older ones asked for but left out.
+   */
+  async get(channelId: string, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): Promise<HistoryRead> {
     const stats: ReadStats = { bytesRead: 0 };
     const channel = this.channel(channelId);
-    const messages = await channel.queue.exclusive(() => channel.read(limit, stats));
-    return { messages, bytesRead: stats.bytesRead };
+    const page = await channel.queue.exclusive(() => channel.read(limit, maxBytes, stats));
+    return { ...page, bytesRead: stats.bytesRead };
   }
 
   /** Deletes the channel's history. */

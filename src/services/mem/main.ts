@@ -12,7 +12,7 @@ import { bindHandlers, type Logger, type ResolvedConfig, type ServiceDefinition,
 import { MEM } from '../../protocol/mem.js';
 import { TMP_SUFFIX, fsyncDir } from './files.js';
 import { HARD_FILE, HardStore } from './hard.js';
-import { memHandlers } from './handlers.js';
+import { memHandlers, memLimits } from './handlers.js';
 import { HistoryStore } from './history.js';
 import { importLegacy } from './legacy.js';
 import { SOFT_FILE, SoftMemory } from './soft.js';
@@ -51,7 +51,7 @@ const definition: ServiceDefinition = {
     const stores = await openStores(dataDir, log);
     log.info({ dataDir }, 'memory opened');
     return {
-      ...bindHandlers(MEM)(memHandlers(stores)),
+      ...bindHandlers(MEM)(memHandlers(stores, memLimits(config.limits.max_frame_bytes))),
       async close() {
         await Promise.all([stores.history.close(), stores.hard.close(), stores.soft.close()]);
       },
