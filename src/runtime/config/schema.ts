@@ -24,6 +24,11 @@ export interface ResolvedConfig {
     socket: string;
     /** Bound on each call to sys, ctx and mem, in milliseconds. @default 5000 */
     dependency_timeout_ms: number;
+    /**
+     * Largest inbound `message`, in UTF-8 bytes; a bigger one is refused with
+     * INVALID_REQUEST. Also at most a quarter of `[limits] max_frame_bytes`. @default 1048576 (1 MiB)
+     */
+    max_message_bytes: number;
   };
   agent: {
     /** LLM temperature for inference. @default 0.7 */
@@ -164,6 +169,13 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
   daemon: {
     socket: socket('daemon'),
     dependency_timeout_ms: { kind: 'integer', default: 5000, min: 1, max: MAX_DURATION_MS, doc: 'Bound on each call to sys, ctx and mem (ms)' },
+    max_message_bytes: {
+      kind: 'integer',
+      default: MiB,
+      min: 1,
+      max: 4 * MiB,
+      doc: 'Largest inbound message (UTF-8 bytes); bigger is refused. Also at most 1/4 of [limits] max_frame_bytes',
+    },
   },
   agent: {
     temperature: { kind: 'number', default: 0.7, min: 0, max: 2, doc: 'LLM temperature for inference' },

@@ -11,6 +11,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   Endpoint,
+  InvalidRequestError,
   ZinoError,
   clientOptions,
   connect,
@@ -37,6 +38,7 @@ export async function ask(
   ctx: HandlerContext<ChunkFrame | AgrEvent>,
 ): Promise<DoneFrame | ResponseFrame | ErrorFrame> {
   const message = requireString(req, 'message', { allowEmpty: false });
+  checkMessageSize(config, message);
   const given = optionalString(req, 'channel_id');
   const channelId = given === '' ? undefined : given;
   if (channelId !== undefined) checkChannelId(channelId);
@@ -99,6 +101,27 @@ export async function ask(
         () => undefined,
       );
     release?.();
+  }
+}
+
+/** The largest inbound message: `[daemon] max_message_bytes`, and at most a quarter of the frame limit. */
+export function maxMessageBytes(config: Readonly<ResolvedConfig>): number {
+  return Math.min(config.daemon.max_message_bytes, Math.floor(config.limits.max_frame_bytes / 4));
+}
+
+/**
+ * Refuses a message over {@link maxMessageBytes}: it would be sent whole to the LLM
+ * and stored whole in the history, where it would crowd everything else out.
+ */
+function checkMessageSize(config: Readonly<ResolvedConfig>, message: string): void {
+  const bound = maxMessageBytes(config);
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: short messages need no count.
+  if (message.length * 3 <= bound) return;
+  const bytes = Buffer.byteLength(message, 'utf8');
+  if (bytes > bound) {
+    throw new InvalidRequestError(
+      `field "message" is ${bytes} bytes, over the bound of ${bound} bytes ([daemon] max_message_bytes = ${config.daemon.max_message_bytes}, at most a quarter of [limits] max_frame_bytes)`,
+    );
   }
 }
 
