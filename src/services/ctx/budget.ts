@@ -5,6 +5,10 @@
  * oldest history message first, then the lowest-scored hard memory (a whole entry;
  * among equal scores the later one), until it fits. Skill examples always stay,
  * even when they alone exceed the budget.
+ *
+ * Whatever the token budget, the context's encoded messages are then bounded to a
+ * quarter of `[limits] max_frame_bytes` ({@link fitBytes}, same order), so that the
+ * prompt (system prompt + context + message, each at most a quarter) fits in a frame.
  */
 import type { ChatMessage } from '../../runtime/index.js';
 
@@ -63,6 +67,46 @@ export function fitBudget(parts: ContextParts, maxTokens: number): Trimmed {
     droppedHistory: from,
     droppedHard,
     tokens: estimateTokens(total),
+  };
+}
+
+/** Encoded size of one message in the reply's list (its JSON and a separating comma). */
+function messageBytes(m: ChatMessage): number {
+  return Buffer.byteLength(JSON.stringify({ role: m.role, content: m.content }), 'utf8') + 1;
+}
+
+function bytesOf(messages: readonly ChatMessage[]): number {
+  let n = 0;
+  for (const m of messages) n += messageBytes(m);
+  return n;
+}
+
+/**
+ * Bounds the encoded size of the context's messages to `maxBytes` (so that the
+ * reply, and the prompt built around it, fit in a frame), in the budget's order:
+ * oldest history message first, then the lowest-scored hard memory. Examples stay.
+ */
+export function fitBytes(trimmed: Trimmed, maxBytes: number): Trimmed {
+  const { parts } = trimmed;
+  let total = bytesOf(parts.examples) + parts.hard.reduce((n, h) => n + bytesOf(h.messages), 0) + bytesOf(parts.history);
+  if (total <= maxBytes) return trimmed;
+  let from = 0;
+  while (from < parts.history.length && total > maxBytes) total -= messageBytes(parts.history[from++] as ChatMessage);
+  const hard = [...parts.hard];
+  let droppedHard = 0;
+  while (hard.length > 0 && total > maxBytes) {
+    let worst = 0;
+    for (let i = 1; i < hard.length; i++) if ((hard[i] as ScoredMemory).score <= (hard[worst] as ScoredMemory).score) worst = i;
+    total -= bytesOf((hard[worst] as ScoredMemory).messages);
+    hard.splice(worst, 1);
+    droppedHard++;
+  }
+  const history = parts.history.slice(from);
+  return {
+    parts: { examples: parts.examples, hard, history },
+    droppedHistory: trimmed.droppedHistory + from,
+    droppedHard: trimmed.droppedHard + droppedHard,
+    tokens: estimateTokens(chars(parts.examples) + hard.reduce((n, h) => n + chars(h.messages), 0) + chars(history)),
   };
 }
 

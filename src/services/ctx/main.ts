@@ -19,7 +19,7 @@ import {
   type ServiceInstance,
 } from '../../runtime/index.js';
 import { CTX } from '../../protocol/ctx.js';
-import { fitBudget, flatten } from './budget.js';
+import { fitBudget, fitBytes, flatten } from './budget.js';
 import { fetchHardMemories, fetchHistory } from './fetch.js';
 
 /** The user/assistant example pairs of every skill's fabricator, in skill-file order. */
@@ -38,7 +38,10 @@ export function buildHandler(config: Readonly<ResolvedConfig>, examples: () => C
       topK > 0 && userMessage.trim() !== '' ? fetchHardMemories(config, userMessage, topK, ctx) : Promise.resolve([]),
       channelId !== undefined && channelId !== '' ? fetchHistory(config, channelId, historyLimit, ctx) : Promise.resolve([]),
     ]);
-    const trimmed = fitBudget({ examples: examples(), hard: hard ?? [], history: history ?? [] }, maxTokens);
+    const trimmed = fitBytes(
+      fitBudget({ examples: examples(), hard: hard ?? [], history: history ?? [] }, maxTokens),
+      Math.floor(config.limits.max_frame_bytes / 4),
+    );
     const messages = flatten(trimmed.parts);
     ctx.log.info(
       {
