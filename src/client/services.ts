@@ -64,8 +64,18 @@ export class MemClient {
 
   /** The channel's last `limit` messages, oldest first (all of them when `limit` is 0 or absent). */
   async getHistory(channelId: string, options: CallOptions & { limit?: number } = {}): Promise<ChatMessage[]> {
+    return (await this.getHistoryPage(channelId, options)).messages;
+  }
+
+  /**
+   * Like {@link getHistory}, and says how many of the messages asked for were left
+   * out (`omitted`, 0 when none): mem answers with the most recent messages that fit
+   * in one frame.
+   */
+  async getHistoryPage(channelId: string, options: CallOptions & { limit?: number } = {}): Promise<{ messages: ChatMessage[]; omitted: number }> {
     const reply = await this.endpoint.request('get_history', { channel_id: channelId, limit: options.limit ?? 0, ...common(options) }, call(options));
-    return reply.messages;
+    const omitted = typeof reply.omitted === 'number' && reply.omitted > 0 ? reply.omitted : 0;
+    return { messages: reply.messages, omitted };
   }
 
   /** Appends `messages` to the channel's history, all or none. */

@@ -20,7 +20,12 @@ export async function memHistory(channel: string, options: ConfigOptions & { lim
   const client = cliClient(options);
   const limit = options.limit === undefined ? 0 : Number(options.limit);
   if (!Number.isInteger(limit) || limit < 0) fail(`--limit must be a whole number, got "${options.limit}"`, EXIT.USAGE);
-  const messages = await mem((c) => c.mem.getHistory(channel, { limit }), client);
+  const { messages, omitted } = await mem((c) => c.mem.getHistoryPage(channel, { limit }), client);
+  if (omitted > 0) {
+    process.stderr.write(
+      `(${omitted} older message${omitted === 1 ? '' : 's'} left out: the history is larger than one reply can hold; shown: the ${messages.length} most recent)\n`,
+    );
+  }
   if (options.json) process.stdout.write(`${JSON.stringify(messages)}\n`);
   else if (messages.length === 0) process.stderr.write(`(no history on "${channel}")\n`);
   else process.stdout.write(`${messages.map((m) => `${m.role}: ${m.content}`).join('\n\n')}\n`);
