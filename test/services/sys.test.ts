@@ -77,6 +77,15 @@ describe('sys set_soft_memory', () => {
     });
     await expect(request(service.socket, { type: 'set_soft_memory', content: 42 })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
   });
+
+  it('refuses a soft memory over a quarter of the frame limit and keeps the old one (every prompt must fit a frame)', async () => {
+    const { service } = await sys({ limits: { max_frame_bytes: 64 * 1024 } });
+    await expect(request(service.socket, { type: 'set_soft_memory', content: 'm'.repeat(16 * 1024 + 1) })).rejects.toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: expect.stringContaining('bound of 16384 bytes') as unknown,
+    });
+    expect((await request(service.socket, { type: 'get' })).content).toContain('metric units');
+  });
 });
 
 describe('sys and the durable soft memory', () => {

@@ -12,6 +12,7 @@
 import { readFile } from 'node:fs/promises';
 import {
   Endpoint,
+  InvalidRequestError,
   bindHandlers,
   clientOptions,
   loadCatalog,
@@ -110,6 +111,19 @@ class SystemPrompt {
   }
 }
 
+/**
+ * Refuses a soft memory over a quarter of the frame limit (mem's own bound): it
+ * goes whole into every prompt, and a prompt over the frame limit could not be
+ * sent, so every ask would lose its system prompt.
+ */
+function checkSoftMemory(content: string, maxFrameBytes: number): void {
+  const bound = Math.floor(maxFrameBytes / 4);
+  const bytes = Buffer.byteLength(content, 'utf8');
+  if (bytes > bound) {
+    throw new InvalidRequestError(`field "content" is ${bytes} bytes, over the soft memory's bound of ${bound} bytes (a quarter of [limits] max_frame_bytes)`);
+  }
+}
+
 const sys: ServiceDefinition = {
   name: 'sys',
   async create(config, log) {
@@ -135,7 +149,11 @@ const sys: ServiceDefinition = {
       ...bindHandlers(SYS)({
         get: () => reply(prompt.content),
         reload: async () => reply(await reload()),
-        set_soft_memory: (req) => reply(prompt.setSoftMemory(requireString(req, 'content'))),
+        set_soft_memory: (req) => {
+          const content = requireString(req, 'content');
+          checkSoftMemory(content, config.limits.max_frame_bytes);
+          return reply(prompt.setSoftMemory(content));
+        },
       }),
       reload: async () => {
         await reload();
