@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimateTokens, fitBudget, flatten, type ContextParts } from '../../src/services/ctx/budget.js';
+import { estimateTokens, fitBudget, fitBytes, flatten, type ContextParts } from '../../src/services/ctx/budget.js';
 
 const msg = (content: string) => ({ role: 'user', content });
 const chars = (n: number, c = 'x') => msg(c.repeat(n));
@@ -32,5 +32,21 @@ describe('ctx token budget', () => {
     expect(flatten(t.parts).map((m) => m.content[0])).toEqual(['e', 'a', 'b']);
     expect(t).toMatchObject({ droppedHistory: 3, droppedHard: 1, tokens: 6 });
     expect(flatten(fitBudget(parts(), 1).parts).map((m) => m.content[0])).toEqual(['e']);
+  });
+});
+
+describe('ctx byte bound', () => {
+  const size = (m: { role: string; content: string }): number => JSON.stringify(m).length + 1;
+  it('keeps everything that fits, then drops oldest history, then the lowest-scored hard memory', () => {
+    const all = fitBudget(parts(), 0);
+    const total = flatten(all.parts).reduce((n, m) => n + size(m), 0);
+    expect(fitBytes(all, total)).toBe(all);
+    const noHistory = fitBytes(all, total - 3 * size(chars(4)));
+    expect(flatten(noHistory.parts).map((m) => m.content[0])).toEqual(['e', 'a', 'b', 'c']);
+    expect(noHistory).toMatchObject({ droppedHistory: 3, droppedHard: 0 });
+    const lessHard = fitBytes(all, total - 3 * size(chars(4)) - 1);
+    expect(flatten(lessHard.parts).map((m) => m.content[0])).toEqual(['e', 'a', 'b']);
+    expect(lessHard).toMatchObject({ droppedHistory: 3, droppedHard: 1, tokens: 6 });
+    expect(flatten(fitBytes(all, 1).parts).map((m) => m.content[0])).toEqual(['e']);
   });
 });
