@@ -31,7 +31,9 @@ beforeAll(async () => {
     exc: { sandbox: 'none', max_output_bytes: 24 * MiB },
     // The search would tokenise 17 MB of query text; this test is about frames, not TF-IDF.
     ctx: { hard_memory_top_k: 0 },
-    limits: { max_frame_bytes: 64 * MiB },
+    // Every part of a prompt (soft memory, context, message) may take a quarter of a frame.
+    limits: { max_frame_bytes: 128 * MiB },
+    daemon: { max_message_bytes: 32 * MiB },
   });
   suite = await startSuite(file);
   zino = new ZinoClient({ configFile: file });

@@ -173,7 +173,7 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
       kind: 'integer',
       default: MiB,
       min: 1,
-      max: 4 * MiB,
+      max: 1024 * MiB,
       doc: 'Largest inbound message (UTF-8 bytes); bigger is refused. Also at most 1/4 of [limits] max_frame_bytes',
     },
   },
