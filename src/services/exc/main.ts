@@ -8,7 +8,7 @@ import { ZinoError, bindHandlers, loadCatalog, requireString, type ServiceDefini
 import { EXC } from '../../protocol/exc.js';
 import { execute, validate } from './execute.js';
 import { buildExecutors, describeExecutor, type Executor } from './executors.js';
-import { detectSandbox, hiddenPaths } from './sandbox.js';
+import { SANDBOX_UID, detectSandbox, hiddenPaths } from './sandbox.js';
 import { which } from './which.js';
 import { sweepStaleWorkdirs } from './workdir.js';
 
@@ -27,7 +27,8 @@ const exc: ServiceDefinition = {
     if (!prlimit) log.warn({}, 'prlimit not found: a single file a run writes is bounded only by the periodic check of [exc] max_disk_bytes');
     // Run directories of an exc that was SIGKILLed (it cannot clean up) hold model code and its output.
     await sweepStaleWorkdirs({
-      owners: [process.geteuid?.() ?? -1, ...(sandbox.runAs ? [sandbox.runAs.uid] : [])],
+      // As root, also `nobody`'s: a root exc that sandboxed (now or before a config change) chowned them.
+      owners: [process.geteuid?.() ?? -1, ...(process.geteuid?.() === 0 ? [SANDBOX_UID] : [])],
       startedAt: Date.now() - process.uptime() * 1000,
       maxRunMs: config.exc.timeout * 1000 + RUN_MARGIN_MS,
       log,
