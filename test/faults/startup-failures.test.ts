@@ -7,7 +7,7 @@
  * SIGKILLed by spawnSync's timeout and fails the test instead of hanging it.
  */
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLI_PATH } from '../../src/testing/paths.js';
@@ -18,9 +18,14 @@ let cleanup: () => void;
 beforeEach(() => ({ dir, cleanup } = tempDir('zstart')));
 afterEach(() => cleanup());
 
+const NOBODY = 65534;
+/** Root, and `nobody` can run the CLI from this checkout: the EACCES case runs mem as nobody. */
+const AS_NOBODY = process.geteuid?.() === 0 && spawnSync('runuser', ['-u', 'nobody', '--', 'test', '-r', CLI_PATH]).status === 0;
+
 /** Runs `zino ...args`; a process still alive after 30 s is SIGKILLed (signal 'SIGKILL', status null). */
-function zino(args: string[]): { status: number | null; signal: NodeJS.Signals | null; stderr: string } {
+function zino(args: string[], ids: { uid?: number; gid?: number } = {}): { status: number | null; signal: NodeJS.Signals | null; stderr: string } {
   const result = spawnSync(process.execPath, [CLI_PATH, ...args], {
+    ...ids,
     encoding: 'utf8',
     timeout: 30_000,
     killSignal: 'SIGKILL',
@@ -61,6 +66,21 @@ describe('start-up failures', () => {
     const result = serveMem(dataDir(file));
     expect(result.stderr).toContain(`[mem] data_dir ${dataDir(file)} cannot be used`);
     expect(result.stderr).toContain('ENOTDIR');
+    expect(result.status).toBe(78);
+  });
+
+  it.runIf(AS_NOBODY)('[mem] data_dir its user may not create (EACCES) exits 78 naming the path', () => {
+    chmodSync(dir, 0o755);
+    const locked = path.join(dir, 'locked');
+    mkdirSync(locked, { mode: 0o700 });
+    const run = path.join(dir, 'run');
+    mkdirSync(run);
+    chownSync(run, NOBODY, NOBODY);
+    const file = path.join(dir, 'ZINO.toml');
+    writeFileSync(file, `[mem]\ndata_dir = "${locked}/data"\nsocket = "${run}/mem.sock"\n`, { mode: 0o644 });
+    const result = zino(['serve', 'mem', '--config', file], { uid: NOBODY, gid: NOBODY });
+    expect(result.stderr).toContain(`[mem] data_dir ${locked}/data cannot be used`);
+    expect(result.stderr).toContain('EACCES');
     expect(result.status).toBe(78);
   });
 
