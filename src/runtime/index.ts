@@ -21,3 +21,4 @@ export * from './service.js';
 export * from './typed.js';
 export * from './exit.js';
 export * from './package-root.js';
+export * from './dirs.js';

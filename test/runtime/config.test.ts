@@ -38,7 +38,7 @@ describe('loadConfig: defaults and sources', () => {
     expect(config.rtr).toEqual({ socket: '/run/zino/rtr.sock', streaming: true, max_retries: 2, timeout: 600 });
     expect(config.agr.max_iterations).toBe(5);
     expect(config.agent).toEqual({ temperature: 0.7, top_p: 1.0, max_iterations: 5 });
-    expect(config.exc).toEqual({ socket: '/run/zino/exc.sock', timeout: 30, max_output_bytes: 1048576, sandbox: 'auto' });
+    expect(config.exc).toEqual({ socket: '/run/zino/exc.sock', timeout: 30, max_output_bytes: 1048576, max_disk_bytes: 268435456, sandbox: 'auto' });
     expect(config.sys).toEqual({ socket: '/run/zino/sys.sock', template: path.join(dir, 'SYSTEM.md'), personality: '', soft_memory: '' });
     expect(config.mem.data_dir).toBe(path.join(dir, 'data/mem'));
     expect(config.ctx).toEqual({ socket: '/run/zino/ctx.sock', history_limit: 50, hard_memory_top_k: 3, max_context_tokens: 0 });

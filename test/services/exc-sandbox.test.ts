@@ -33,11 +33,11 @@ describe('hiddenPaths', () => {
 });
 
 describe('sandboxArgv', () => {
-  it('builds a bwrap command with no network, a read-only root, a private /tmp and the workdir', () => {
-    const argv = sandboxArgv('/usr/bin/bwrap', '/tmp/zino-exc-1', ['bash', 'code.sh'], { dirs: ['/run/zino'], files: ['/etc/zino/ZINO.toml'] });
+  it('builds a bwrap command with no network, a read-only root, sized private /tmp and /dev/shm, read-only hiding, and the workdir', () => {
+    const argv = sandboxArgv('/usr/bin/bwrap', '/tmp/zino-exc-1', ['bash', 'code.sh'], { dirs: ['/run/zino'], files: ['/etc/zino/ZINO.toml'] }, 4096);
     expect(argv.join(' ')).toBe(
-      '/usr/bin/bwrap --die-with-parent --new-session --unshare-all --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp ' +
-        '--tmpfs /run/zino --ro-bind /dev/null /etc/zino/ZINO.toml --bind /tmp/zino-exc-1 /tmp/zino-exc-1 --chdir /tmp/zino-exc-1 -- bash code.sh',
+      '/usr/bin/bwrap --die-with-parent --new-session --unshare-all --ro-bind / / --dev /dev --size 4096 --tmpfs /dev/shm --proc /proc --size 4096 --tmpfs /tmp ' +
+        '--tmpfs /run/zino --remount-ro /run/zino --ro-bind /dev/null /etc/zino/ZINO.toml --bind /tmp/zino-exc-1 /tmp/zino-exc-1 --chdir /tmp/zino-exc-1 -- bash code.sh',
     );
   });
 });

@@ -7,10 +7,11 @@
  * - A wrong type or an unreadable file throws {@link ConfigError} naming the file and the key.
  * - Unknown sections and keys are returned as warnings (the caller logs them).
  */
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parse, TomlError } from 'smol-toml';
 import { ZinoError } from '../errors.js';
+import { MAX_SOCKET_PATH_BYTES } from '../transport/socket-path.js';
 import { SCHEMA, SERVICE_NAMES, type AnyKeySpec, type ResolvedConfig } from './schema.js';
 
 /** A configuration problem that stops the process; the message names the file and the key. */
@@ -60,6 +61,7 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
     raw = readToml(file);
   }
   const dirOption = options.dir ?? (env.ZINO_DIR || undefined);
+  if (dirOption !== undefined) checkRuntimeDir(path.resolve(cwd, dirOption), options.dir !== undefined ? '--dir' : '$ZINO_DIR');
   const { config, warnings } = resolveConfig(raw, {
     file,
     baseDir: file ? path.dirname(file) : cwd,
@@ -118,7 +120,31 @@ export function resolveConfig(raw: unknown, ctx: ResolveContext): { config: Read
     for (const service of SERVICE_NAMES) config[service].socket = path.join(ctx.dir, 'run', `${service}.sock`);
     config.mem.data_dir = path.join(ctx.dir, 'data', 'mem');
   }
+  for (const service of SERVICE_NAMES) {
+    const socket = config[service].socket;
+    const bytes = Buffer.byteLength(socket);
+    if (bytes > MAX_SOCKET_PATH_BYTES) {
+      const from = ctx.dir !== undefined ? ` (from --dir/$ZINO_DIR ${ctx.dir})` : '';
+      throw new ConfigError(
+        `${where}: [${service}] socket${from} is ${bytes} bytes, longer than the ${MAX_SOCKET_PATH_BYTES} a Unix socket path may have: ${socket}`,
+      );
+    }
+  }
   return { config: deepFreeze(config), warnings };
+}
+
+/** `--dir`/`$ZINO_DIR` must be a directory when it exists (it is created otherwise). */
+function checkRuntimeDir(dir: string, name: string): void {
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(dir).isDirectory();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    if (code === 'ENOTDIR') isDirectory = false;
+    else throw new ConfigError(`${name} ${dir}: cannot be used (${code ?? (err as Error).message})`);
+  }
+  if (!isDirectory) throw new ConfigError(`${name} ${dir} is not a directory`);
 }
 
 function readToml(file: string): unknown {

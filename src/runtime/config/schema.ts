@@ -73,6 +73,8 @@ export interface ResolvedConfig {
     timeout: number;
     /** Cap on each of stdout and stderr, in bytes. @default 1048576 (1 MiB) */
     max_output_bytes: number;
+    /** Bound on what one run may write: its working directory, and in the sandbox each of /tmp and /dev/shm, in bytes. @default 268435456 (256 MiB) */
+    max_disk_bytes: number;
     /** `"auto"` (bubblewrap when installed), `"bwrap"` (required) or `"none"`. @default "auto" */
     sandbox: SandboxMode;
   };
@@ -211,6 +213,13 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
     socket: socket('exc'),
     timeout: { kind: 'integer', default: 30, min: 1, max: MAX_DURATION_S, doc: 'Execution timeout (seconds)' },
     max_output_bytes: { kind: 'integer', default: MiB, min: 1024, max: MAX_TEXT_BYTES, doc: 'Cap on each of stdout and stderr (bytes)' },
+    max_disk_bytes: {
+      kind: 'integer',
+      default: 256 * MiB,
+      min: MiB,
+      max: 1024 * 1024 * MiB,
+      doc: 'Bound on what one run may write: working dir, and sandboxed /tmp and /dev/shm each (bytes)',
+    },
     sandbox: { kind: 'string', default: 'auto', choices: ['auto', 'bwrap', 'none'], doc: 'Sandbox: "auto", "bwrap" or "none"' },
   },
   tools: {

@@ -2,10 +2,11 @@
  * The life of a socket file: its parent directory is created 0750 when missing;
  * an existing file is only replaced when it is a socket nobody listens on.
  */
-import { lstat, mkdir, chmod, unlink } from 'node:fs/promises';
+import { lstat, chmod, unlink } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { ZinoError } from '../errors.js';
+import { isPathError, makeDirectory } from '../dirs.js';
 import type { Logger } from '../log.js';
 
 /** Linux `sun_path` holds 108 bytes including the terminating NUL. */
@@ -23,7 +24,13 @@ export async function prepareSocketPath(socketPath: string, log: Logger): Promis
     throw new ZinoError('CONFIG', `socket path is longer than ${MAX_SOCKET_PATH_BYTES} bytes: ${socketPath}`);
   }
   const dir = path.dirname(socketPath);
-  const created = await mkdir(dir, { recursive: true, mode: SOCKET_DIR_MODE });
+  let created: string | undefined;
+  try {
+    created = await makeDirectory(dir, SOCKET_DIR_MODE);
+  } catch (err) {
+    if (isPathError(err)) throw new ZinoError('CONFIG', `cannot create the directory of socket ${socketPath}: ${err.message}`);
+    throw err;
+  }
   // mkdir's mode is filtered by the umask; set it exactly on the directory we made.
   if (created !== undefined) await chmod(dir, SOCKET_DIR_MODE);
 
@@ -56,7 +63,8 @@ export function isListening(socketPath: string): Promise<boolean> {
       resolve(listening);
     };
     socket.once('connect', () => done(true));
-    socket.once('error', (err: NodeJS.ErrnoException) => done(err.code !== 'ECONNREFUSED' && err.code !== 'ENOENT'));
+    // ENOTDIR: a parent is a file, so nothing can listen there either.
+    socket.once('error', (err: NodeJS.ErrnoException) => done(err.code !== 'ECONNREFUSED' && err.code !== 'ENOENT' && err.code !== 'ENOTDIR'));
   });
 }
 

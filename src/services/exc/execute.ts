@@ -24,6 +24,8 @@ export interface ExecuteDeps {
   sandbox: SandboxState;
   /** The paths to hide, looked up per run: a socket directory may appear after exc starts. */
   hidden: () => { dirs: string[]; files: string[] };
+  /** Absolute path of prlimit(1), which bounds each file a run writes; undefined when not installed. */
+  prlimit?: string | undefined;
 }
 
 /** Runs `code` with `executor`: the reply, and how many escaped leftover processes were killed (for the log). */
@@ -38,8 +40,9 @@ export async function execute(deps: ExecuteDeps, executor: Executor, code: strin
     const validation = executor.validator ? await analyse(executor.validator, fileName, workdir, signal, runAs) : undefined;
     const marker = randomUUID();
     const argv = [...executor.tool.command, fileName];
+    const maxDisk = deps.config.exc.max_disk_bytes;
     const result = await runProgram({
-      argv: sandboxed ? sandboxArgv(deps.sandbox.bwrap as string, workdir, argv, deps.hidden()) : argv,
+      argv: sandboxed ? sandboxArgv(deps.sandbox.bwrap as string, workdir, argv, deps.hidden(), maxDisk) : argv,
       cwd: workdir,
       env: programEnv(workdir, marker, runAs),
       ...(runAs ? { runAs } : {}),
@@ -47,6 +50,7 @@ export async function execute(deps: ExecuteDeps, executor: Executor, code: strin
       maxOutputBytes: deps.config.exc.max_output_bytes,
       signal,
       marker,
+      disk: { dir: workdir, bytes: maxDisk, prlimit: deps.prlimit },
     });
     const limit = deps.config.exc.max_output_bytes;
     let { stdout, stderr } = result;
@@ -54,6 +58,11 @@ export async function execute(deps: ExecuteDeps, executor: Executor, code: strin
     if (result.truncated.stdout) stdout = appendLine(stdout, note);
     if (result.truncated.stderr) stderr = appendLine(stderr, note);
     const truncated = result.truncated.stdout || result.truncated.stderr;
+    if (result.diskExceeded)
+      stderr = appendLine(
+        stderr,
+        `[zino-exc: the run reached its disk bound of ${maxDisk} bytes ([exc] max_disk_bytes); writing past it failed or the program was stopped]`,
+      );
     if (result.timedOut) stderr = appendLine(stderr, `[zino-exc: timed out after ${deps.config.exc.timeout} s; the program was stopped]`);
     const reply: ExecuteResult = { type: 'result', exit_code: result.exitCode, stdout, stderr };
     if (result.timedOut) reply.timed_out = true;

@@ -8,7 +8,12 @@ import { ZinoError, bindHandlers, loadCatalog, requireString, type ServiceDefini
 import { EXC } from '../../protocol/exc.js';
 import { execute, validate } from './execute.js';
 import { buildExecutors, describeExecutor, type Executor } from './executors.js';
-import { detectSandbox, hiddenPaths } from './sandbox.js';
+import { SANDBOX_UID, detectSandbox, hiddenPaths } from './sandbox.js';
+import { which } from './which.js';
+import { sweepStaleWorkdirs } from './workdir.js';
+
+/** How long a run directory can exist beyond `[exc] timeout`: static analysis (10 s), kill grace, removal. */
+const RUN_MARGIN_MS = 60_000;
 
 const exc: ServiceDefinition = {
   name: 'exc',
@@ -17,7 +22,17 @@ const exc: ServiceDefinition = {
     const executors = buildExecutors(catalog.tools);
     const sandbox = detectSandbox(config.exc.sandbox);
     const hidden = hiddenPaths(config, context.configFile);
-    const deps = { config, sandbox, hidden: () => hiddenPaths(config, context.configFile) };
+    const prlimit = which('prlimit');
+    const deps = { config, sandbox, hidden: () => hiddenPaths(config, context.configFile), prlimit };
+    if (!prlimit) log.warn({}, 'prlimit not found: a single file a run writes is bounded only by the periodic check of [exc] max_disk_bytes');
+    // Run directories of an exc that was SIGKILLed (it cannot clean up) hold model code and its output.
+    await sweepStaleWorkdirs({
+      // As root, also `nobody`'s: a root exc that sandboxed (now or before a config change) chowned them.
+      owners: [process.geteuid?.() ?? -1, ...(process.geteuid?.() === 0 ? [SANDBOX_UID] : [])],
+      startedAt: Date.now() - process.uptime() * 1000,
+      maxRunMs: config.exc.timeout * 1000 + RUN_MARGIN_MS,
+      log,
+    });
     if (sandbox.refusal) log.error({ reason: sandbox.refusal }, 'sandbox required but unusable; execute will be refused');
     else log.info({ sandbox: sandbox.active ? 'bwrap' : 'none', reason: sandbox.reason, hidden }, 'sandbox decided');
     log.info({ executors: [...executors.values()].map((e) => ({ name: e.name, validator: e.validator?.[0] ?? null })) }, 'executors loaded');

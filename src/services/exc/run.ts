@@ -9,6 +9,7 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { BoundedCapture } from './capture.js';
+import { DISK_POLL_MS, diskUsage } from './disk.js';
 import { killMarked, signalGroup } from './kill.js';
 
 /** How to run a program. */
@@ -25,6 +26,12 @@ export interface RunOptions {
   killGraceMs?: number;
   /** Run as this uid and gid (no supplementary groups) instead of exc's own. */
   runAs?: { uid: number; gid: number };
+  /**
+   * Bound on what the program writes under `dir`: each file is cut at `bytes`
+   * (RLIMIT_FSIZE through prlimit, when installed) and the directory is measured
+   * every {@link DISK_POLL_MS} ms; going over stops the program.
+   */
+  disk?: { dir: string; bytes: number; prlimit?: string | undefined };
 }
 
 /** What happened. */
@@ -37,13 +44,20 @@ export interface RunResult {
   truncated: { stdout: boolean; stderr: boolean };
   /** Processes killed after the program exited that had left its group (setsid, nohup). */
   leftovers: number;
+  /** The program's directory reached `disk.bytes` (measured, or a file hit RLIMIT_FSIZE and killed the program). */
+  diskExceeded: boolean;
 }
 
-type StopReason = 'timeout' | 'output' | 'cancelled';
+type StopReason = 'timeout' | 'output' | 'cancelled' | 'disk';
+
+/** Exit status of a process killed by SIGXFSZ (a file reached RLIMIT_FSIZE). */
+const SIGXFSZ_STATUS = 128 + constants.signals.SIGXFSZ;
 
 /** Runs `options.argv` and resolves when it and everything it started are gone. */
 export function runProgram(options: RunOptions): Promise<RunResult> {
-  const [command, ...args] = options.argv;
+  const disk = options.disk;
+  const argv = disk?.prlimit ? [disk.prlimit, `--fsize=${disk.bytes}`, '--', ...options.argv] : options.argv;
+  const [command, ...args] = argv;
   if (command === undefined) throw new Error('empty command');
   const stdout = new BoundedCapture(options.maxOutputBytes);
   const stderr = new BoundedCapture(options.maxOutputBytes);
@@ -64,6 +78,19 @@ export function runProgram(options: RunOptions): Promise<RunResult> {
       killTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), grace);
     };
     const timer = setTimeout(() => stop('timeout'), options.timeoutMs);
+    // Measured one after the other (never overlapping), until the program is gone.
+    let diskTimer: NodeJS.Timeout | undefined;
+    let measuring = true;
+    const measure = (): void => {
+      if (!disk) return;
+      diskTimer = setTimeout(() => {
+        void diskUsage(disk.dir).then((used) => {
+          if (used >= disk.bytes) stop('disk');
+          if (measuring) measure();
+        });
+      }, DISK_POLL_MS);
+    };
+    measure();
     const onAbort = (): void => stop('cancelled');
     options.signal.addEventListener('abort', onAbort, { once: true });
     if (options.signal.aborted) onAbort();
@@ -81,10 +108,14 @@ export function runProgram(options: RunOptions): Promise<RunResult> {
       finishing = true;
       clearTimeout(timer);
       clearTimeout(killTimer);
+      measuring = false;
+      clearTimeout(diskTimer);
       options.signal.removeEventListener('abort', onAbort);
       // Background leftovers die with the run; then the pipes close and we can read to the end.
       if (pid !== undefined) signalGroup(pid, 'SIGKILL');
       const leftovers = await killMarked(options.marker);
+      // A file cut at RLIMIT_FSIZE kills only its writer (SIGXFSZ); the program may go on and exit 0.
+      const diskFull = stopped === 'disk' || (disk !== undefined && (await diskUsage(disk.dir)) >= disk.bytes);
       await Promise.race([drained(child.stdout), new Promise((r) => setTimeout(r, 1000))]);
       await Promise.race([drained(child.stderr), new Promise((r) => setTimeout(r, 1000))]);
       child.stdout.destroy();
@@ -96,6 +127,7 @@ export function runProgram(options: RunOptions): Promise<RunResult> {
         timedOut: stopped === 'timeout',
         truncated: { stdout: stdout.overflowed, stderr: stderr.overflowed },
         leftovers,
+        diskExceeded: diskFull || (disk?.prlimit !== undefined && exitCode === SIGXFSZ_STATUS),
       });
     };
 

@@ -1,6 +1,6 @@
 /**
- * The bubblewrap sandbox: no network, read-only root, private /tmp and working
- * directory, its own PID namespace (when the program exits, everything it started
+ * The bubblewrap sandbox: no network, read-only root, private /tmp and /dev/shm of
+ * `[exc] max_disk_bytes` each, the working directory, its own PID namespace (when the program exits, everything it started
  * dies with it), killed when exc dies. ZINO's own sockets, memory and config are
  * hidden from the code.
  *
@@ -62,8 +62,16 @@ function probe(bwrap: string, runAs: { uid: number; gid: number } | undefined): 
   return `bubblewrap cannot create a sandbox here${as} (${detail})`;
 }
 
-function baseArgs(): string[] {
-  return ['--die-with-parent', '--new-session', '--unshare-all', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+/**
+ * `maxDiskBytes` sizes the two tmpfs the program may write to, /tmp and /dev/shm
+ * (unsized, each could take half the RAM); the working directory is bounded by the run.
+ */
+function baseArgs(maxDiskBytes = 1024 * 1024): string[] {
+  const size = String(maxDiskBytes);
+  return [
+    ...['--die-with-parent', '--new-session', '--unshare-all', '--ro-bind', '/', '/', '--dev', '/dev', '--size', size, '--tmpfs', '/dev/shm'],
+    ...['--proc', '/proc', '--size', size, '--tmpfs', '/tmp'],
+  ];
 }
 
 /** Paths the sandboxed code must not see: ZINO's sockets, memory and config file. */
@@ -76,9 +84,10 @@ export function hiddenPaths(config: Readonly<ResolvedConfig>, configFile: string
 }
 
 /** The bwrap command line that runs `argv` with `workdir` as its private working directory. */
-export function sandboxArgv(bwrap: string, workdir: string, argv: string[], hidden: { dirs: string[]; files: string[] }): string[] {
-  const args = [bwrap, ...baseArgs()];
-  for (const dir of hidden.dirs) args.push('--tmpfs', dir);
+export function sandboxArgv(bwrap: string, workdir: string, argv: string[], hidden: { dirs: string[]; files: string[] }, maxDiskBytes: number): string[] {
+  const args = [bwrap, ...baseArgs(maxDiskBytes)];
+  // Read-only: an empty writable tmpfs would be unbounded room to write.
+  for (const dir of hidden.dirs) args.push('--tmpfs', dir, '--remount-ro', dir);
   for (const file of hidden.files) args.push('--ro-bind', '/dev/null', file);
   args.push('--bind', workdir, workdir, '--chdir', workdir, '--', ...argv);
   return args;

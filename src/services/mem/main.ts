@@ -6,9 +6,18 @@
  * import a contract-layout data directory (legacy.ts), open the stores (which drops
  * torn tails and builds the search index). Shutdown waits for queued writes.
  */
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { bindHandlers, type Logger, type ResolvedConfig, type ServiceDefinition, type ServiceInstance } from '../../runtime/index.js';
+import {
+  ZinoError,
+  bindHandlers,
+  isPathError,
+  makeDirectory,
+  type Logger,
+  type ResolvedConfig,
+  type ServiceDefinition,
+  type ServiceInstance,
+} from '../../runtime/index.js';
 import { MEM } from '../../protocol/mem.js';
 import { TMP_SUFFIX, fsyncDir } from './files.js';
 import { HARD_FILE, HardStore } from './hard.js';
@@ -32,7 +41,7 @@ async function removeTemporaries(dir: string, log: Logger): Promise<void> {
 /** Opens every store under `dataDir`; exported for tests and benchmarks. */
 export async function openStores(dataDir: string, log: Logger): Promise<{ history: HistoryStore; hard: HardStore; soft: SoftMemory }> {
   const historyDir = path.join(dataDir, HISTORY_DIR);
-  await mkdir(historyDir, { recursive: true, mode: 0o700 });
+  await makeDirectory(historyDir, 0o700);
   await fsyncDir(dataDir);
   await removeTemporaries(dataDir, log);
   await removeTemporaries(historyDir, log);
@@ -48,7 +57,14 @@ const definition: ServiceDefinition = {
   name: 'mem',
   async create(config: Readonly<ResolvedConfig>, log: Logger): Promise<ServiceInstance> {
     const dataDir = config.mem.data_dir;
-    const stores = await openStores(dataDir, log);
+    let stores;
+    try {
+      stores = await openStores(dataDir, log);
+    } catch (err) {
+      // A data directory that cannot be made or opened is a configuration problem (exit 78), not a crash to retry.
+      if (isPathError(err)) throw new ZinoError('CONFIG', `[mem] data_dir ${dataDir} cannot be used: ${err.message}`);
+      throw err;
+    }
     log.info({ dataDir }, 'memory opened');
     return {
       ...bindHandlers(MEM)(memHandlers(stores, memLimits(config.limits.max_frame_bytes))),
