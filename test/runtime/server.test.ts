@@ -115,6 +115,31 @@ describe('serve: connection limit', () => {
   });
 });
 
+describe('serve: idle connections at the limit', () => {
+  it('closes the oldest connection that has sent nothing to make room, so ping still answers', async () => {
+    // Regression: max_connections idle connections made every caller, ping too, get OVERLOADED.
+    const { socketPath, server, lines } = await start({}, { maxConnections: 20 });
+    const partial = await rawConnect(socketPath);
+    partial.write(Buffer.from([0, 0])); // half a header: it has sent something, so it keeps its slot
+    const silent = [];
+    for (let i = 0; i < 19; i++) silent.push(await rawConnect(socketPath));
+    for (const socket of [partial, ...silent]) socket.on('error', () => undefined);
+    // The server's close arrives as the end of the stream (the client allows half-open sockets).
+    const closed = silent.map((socket) => new Promise<void>((resolve) => socket.once('end', () => resolve())));
+    let oldestClosed = false;
+    void closed[0]?.then(() => (oldestClosed = true));
+    await waitFor(() => server.connectionCount === 20, 'twenty open connections');
+    expect(await request(socketPath, { type: 'ping' })).toEqual({ type: 'pong' });
+    await waitFor(() => oldestClosed, 'the oldest silent connection to be closed');
+    // The other 19 stay: the half header's and 18 silent ones (the ping's own has closed).
+    await waitFor(() => server.connectionCount === 19, 'the ping connection to close');
+    expect(partial.readableEnded).toBe(false);
+    expect(silent.slice(1).every((socket) => !socket.readableEnded)).toBe(true);
+    expect(lines.some((l) => l.msg === 'connection limit reached: closed the oldest connection that had sent nothing')).toBe(true);
+    for (const socket of [partial, ...silent]) socket.destroy();
+  });
+});
+
 describe('serve: protocol errors', () => {
   it('answers an oversize length header with FRAME_TOO_LARGE and closes', async () => {
     const { socketPath } = await start({}, { maxFrameBytes: 1024 });

@@ -65,6 +65,8 @@ export class Connection {
   private readonly readTimer: NodeJS.Timeout;
   private probeTimer: NodeJS.Timeout | undefined;
   private clientGone = false;
+  /** Bytes received so far (while reading the request). */
+  private received = 0;
   private handlerDone: Promise<void> = Promise.resolve();
 
   constructor(
@@ -90,6 +92,11 @@ export class Connection {
     return this.state === 'reading';
   }
 
+  /** True while the client has sent nothing at all: the first to go when the server is full. */
+  get silent(): boolean {
+    return this.state === 'reading' && this.received === 0;
+  }
+
   /** Cancels the request in progress (shutdown past its grace); the handler's error is still sent. */
   abort(reason: ZinoError): void {
     this.controller.abort(reason);
@@ -103,6 +110,7 @@ export class Connection {
   private onData(chunk: Buffer): void {
     // One request per connection: whatever follows the request frame is ignored.
     if (this.state !== 'reading') return;
+    this.received += chunk.length;
     let request: Frame | undefined;
     try {
       this.decoder.push(chunk);

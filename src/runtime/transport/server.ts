@@ -66,6 +66,16 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
       return;
     }
     if (connections.size >= maxConnections) {
+      // Connections that have sent nothing hold a slot for nobody: the oldest of them makes
+      // room, so idle connections cannot crowd out ping or the suite's own callers.
+      const victim = oldestSilent(connections);
+      if (victim) {
+        connections.delete(victim);
+        victim.destroy();
+        log.warn({ open: connections.size + 1 }, 'connection limit reached: closed the oldest connection that had sent nothing');
+      }
+    }
+    if (connections.size >= maxConnections) {
       log.warn({ open: connections.size }, 'connection refused: too many open connections');
       socket.on('error', () => undefined);
       socket.end(encodeFrame(errorFrame(new ZinoError('OVERLOADED', `too many connections (${maxConnections}); try again shortly`))));
@@ -114,6 +124,12 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
       return closing;
     },
   };
+}
+
+/** The connection that has waited longest without sending a byte (a Set iterates in insertion order). */
+function oldestSilent(connections: ReadonlySet<Connection>): Connection | undefined {
+  for (const connection of connections) if (connection.silent) return connection;
+  return undefined;
 }
 
 /** Binds with a umask that keeps the socket private from the first instant (chmod follows). */
