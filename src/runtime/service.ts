@@ -81,6 +81,7 @@ export async function runService(options: RunServiceOptions): Promise<ZinoServer
     requestReadTimeoutMs: config.limits.request_read_timeout_ms,
     shutdownGraceMs: config.limits.shutdown_grace_ms,
     maxConnections: config.limits.max_connections,
+    maxReceiveBytes: config.limits.max_receive_bytes,
   });
   log.info({ socket: options.socketPath }, 'listening');
   if (stopRequested) stop(stopRequested);

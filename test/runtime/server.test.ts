@@ -140,6 +140,41 @@ describe('serve: idle connections at the limit', () => {
   });
 });
 
+describe('serve: bytes held in partly received requests', () => {
+  it('refuses a large request with OVERLOADED once the budget is spent, still answers small ones, and takes large ones again after', async () => {
+    // Regression: connections stalling mid-frame could make one service hold max_connections × max_frame_bytes.
+    const MiB = 1024 * 1024;
+    const { socketPath, server } = await start(
+      { size: (req) => ({ type: 'size', bytes: String(req.blob).length }) },
+      { maxFrameBytes: MiB, maxReceiveBytes: 2 * MiB },
+    );
+    const header = (length: number): Buffer => {
+      const b = Buffer.alloc(4);
+      b.writeUInt32BE(length);
+      return b;
+    };
+    const stalled = [];
+    for (let i = 0; i < 2; i++) {
+      const socket = await rawConnect(socketPath);
+      socket.on('error', () => undefined);
+      socket.write(Buffer.concat([header(900_000), Buffer.alloc(800_000, 0x20)]));
+      stalled.push(socket);
+    }
+    // Each holds 800,004 bytes, of which all but the free 64 KiB count.
+    await waitFor(() => server.receivingBytes === 2 * (800_004 - 65_536), 'both stalled requests to be received');
+    const third = await rawExchange(socketPath, Buffer.concat([header(900_000), Buffer.alloc(800_000, 0x20)]), { timeoutMs: 30_000 });
+    expect(third.frames).toEqual([
+      { type: 'error', code: 'OVERLOADED', message: `the service is receiving too many large requests at once (${2 * MiB} bytes); try again shortly` },
+    ]);
+    expect(third.closedByServer).toBe(true);
+    expect(await request(socketPath, { type: 'ping' })).toEqual({ type: 'pong' });
+    for (const socket of stalled) socket.destroy();
+    await waitFor(() => server.receivingBytes === 0, 'the stalled requests to be given back');
+    const blob = 'x'.repeat(900_000);
+    expect(await request(socketPath, { type: 'size', blob }, { maxFrameBytes: MiB })).toEqual({ type: 'size', bytes: 900_000 });
+  });
+});
+
 describe('serve: protocol errors', () => {
   it('answers an oversize length header with FRAME_TOO_LARGE and closes', async () => {
     const { socketPath } = await start({}, { maxFrameBytes: 1024 });

@@ -127,6 +127,8 @@ export interface ResolvedConfig {
     shutdown_grace_ms: number;
     /** Connections a service serves at once; more get an OVERLOADED error. @default 1024 */
     max_connections: number;
+    /** Bytes of partly received requests a service holds at once (at least max_frame_bytes). @default 64 MiB */
+    max_receive_bytes: number;
   };
 }
 
@@ -253,5 +255,12 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
     request_read_timeout_ms: { kind: 'integer', default: 30000, min: 1, max: MAX_DURATION_MS, doc: 'Time a client has to send its request (ms)' },
     shutdown_grace_ms: { kind: 'integer', default: 10000, min: 0, max: MAX_DURATION_MS, doc: 'Time in-flight requests get on SIGTERM (ms)' },
     max_connections: { kind: 'integer', default: 1024, min: 1, max: 65_536, doc: 'Connections a service serves at once (more get OVERLOADED)' },
+    max_receive_bytes: {
+      kind: 'integer',
+      default: 64 * MiB,
+      min: MiB,
+      max: 0xffff_ffff,
+      doc: 'Bytes of partly received large requests a service holds at once; at least max_frame_bytes (more get OVERLOADED)',
+    },
   },
 };

@@ -14,6 +14,7 @@ import { ZinoError, abortError, errorFrame, castToError, type ErrorCode } from '
 import type { Frame, OutgoingFrame } from '../frame/codec.js';
 import { FrameDecoder } from '../frame/decoder.js';
 import type { Logger } from '../log.js';
+import type { ReceiveBudget } from './receive-budget.js';
 import { FrameWriter } from './writer.js';
 
 /** What a handler gets besides the request; `Progress` is what it may send before its reply. */
@@ -43,6 +44,8 @@ export interface ConnectionOptions {
   maxFrameBytes: number;
   /** Time a client has to send its request after connecting, in milliseconds. */
   requestReadTimeoutMs: number;
+  /** Bytes of partly received requests, shared by every connection of the server. */
+  receiveBudget?: ReceiveBudget | undefined;
   /** Interval of the liveness probe of a half-closed client, in milliseconds. @default 500 */
   peerProbeMs?: number | undefined;
 }
@@ -67,6 +70,7 @@ export class Connection {
   private clientGone = false;
   /** Bytes received so far (while reading the request). */
   private received = 0;
+  private budgetReleased = false;
   private handlerDone: Promise<void> = Promise.resolve();
 
   constructor(
@@ -110,6 +114,13 @@ export class Connection {
   private onData(chunk: Buffer): void {
     // One request per connection: whatever follows the request frame is ignored.
     if (this.state !== 'reading') return;
+    const budget = this.options.receiveBudget;
+    if (budget && !budget.grow(this.received, this.received + chunk.length)) {
+      this.rejectRequest(
+        new ZinoError('OVERLOADED', `the service is receiving too many large requests at once (${budget.limitBytes} bytes); try again shortly`),
+      );
+      return;
+    }
     this.received += chunk.length;
     let request: Frame | undefined;
     try {
@@ -121,6 +132,7 @@ export class Connection {
     }
     if (request === undefined) return;
     clearTimeout(this.readTimer);
+    this.releaseBudget();
     this.state = 'handling';
     this.handlerDone = this.handle(request);
   }
@@ -143,7 +155,15 @@ export class Connection {
     }
   }
 
+  /** Gives back the receive budget this connection's request was counted for (once). */
+  private releaseBudget(): void {
+    if (this.budgetReleased) return;
+    this.budgetReleased = true;
+    this.options.receiveBudget?.release(this.received);
+  }
+
   private onClose(): void {
+    this.releaseBudget();
     clearTimeout(this.readTimer);
     clearInterval(this.probeTimer);
     if (this.state !== 'finished') this.markClientGone();
@@ -166,6 +186,7 @@ export class Connection {
   /** A protocol error or timeout before a request: one error frame, then close. */
   private rejectRequest(err: ZinoError): void {
     if (this.state !== 'reading') return;
+    this.releaseBudget();
     clearTimeout(this.readTimer);
     this.state = 'finished';
     this.options.log.info({ code: err.code, reason: err.message }, 'request rejected');

@@ -12,6 +12,7 @@ import { ZinoError, errorFrame } from '../errors.js';
 import { DEFAULT_MAX_FRAME_BYTES, encodeFrame } from '../frame/codec.js';
 import type { Logger } from '../log.js';
 import { Connection, type Handler, type Handlers } from './connection.js';
+import { ReceiveBudget } from './receive-budget.js';
 import { prepareSocketPath, removeSocketFile } from './socket-path.js';
 
 /** Mode of a listening socket: owner and group may connect, others may not. */
@@ -31,6 +32,8 @@ export interface ServeOptions {
   shutdownGraceMs?: number | undefined;
   /** Connections served at once; one more gets an OVERLOADED error frame. @default 1024 */
   maxConnections?: number | undefined;
+  /** Bytes of partly received requests held at once across connections (raised to maxFrameBytes). @default 64 MiB */
+  maxReceiveBytes?: number | undefined;
 }
 
 /** A listening server. */
@@ -38,6 +41,8 @@ export interface ZinoServer {
   readonly socketPath: string;
   /** Open connections (waiting for a request or being answered). */
   readonly connectionCount: number;
+  /** Bytes of partly received large requests counted against `maxReceiveBytes` now. */
+  readonly receivingBytes: number;
   /**
    * Stops accepting, lets in-flight requests finish within the grace period,
    * cancels what is left, removes the socket file. Safe to call more than once.
@@ -58,6 +63,7 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
     maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     requestReadTimeoutMs: options.requestReadTimeoutMs ?? 30_000,
   };
+  const receiveBudget = new ReceiveBudget(options.maxReceiveBytes ?? 64 * 1024 * 1024, connectionOptions.maxFrameBytes);
 
   const maxConnections = options.maxConnections ?? 1024;
   const server = net.createServer({ allowHalfOpen: true }, (socket) => {
@@ -81,7 +87,7 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
       socket.end(encodeFrame(errorFrame(new ZinoError('OVERLOADED', `too many connections (${maxConnections}); try again shortly`))));
       return;
     }
-    const connection = new Connection(socket, connectionOptions);
+    const connection = new Connection(socket, { ...connectionOptions, receiveBudget });
     connections.add(connection);
     // done never rejects: the connection turns a handler's failure into an error frame.
     void connection.done.finally(() => connections.delete(connection));
@@ -118,6 +124,9 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
     socketPath,
     get connectionCount() {
       return connections.size;
+    },
+    get receivingBytes() {
+      return receiveBudget.heldBytes;
     },
     close() {
       closing ??= shutdown();
