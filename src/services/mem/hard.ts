@@ -18,7 +18,7 @@ import { fsyncDir, readAt, writeAll } from './files.js';
 import { linesForward, parseLine, repairTail } from './lines.js';
 import { OpQueue } from './queue.js';
 import { TfIdfIndex } from './tfidf.js';
-import { terms } from './tokenize.js';
+import { indexedTerms } from './tokenize.js';
 
 /** File name of the hard memory store inside `data_dir`. */
 export const HARD_FILE = 'hard_memories.jsonl';
@@ -107,7 +107,7 @@ export class HardStore {
 
   /** The `topK` entries most similar to `query`; none for a query without indexable words. */
   async search(query: string, topK: number): Promise<HardMemoryResult[]> {
-    const hits = this.index.search(terms(query), topK);
+    const hits = this.index.search(indexedTerms(query), topK);
     return Promise.all(
       hits.map(async ({ id, score }) => {
         const entry = hardRecord(await readAt(this.handle, this.offsets[id] as number, this.lengths[id] as number));
@@ -164,7 +164,7 @@ export class HardStore {
     }
     this.offsets.push(offset);
     this.lengths.push(length);
-    this.index.add(entry.id, terms(entryText(entry.messages, entry.tag)));
+    this.index.add(entry.id, indexedTerms(entryText(entry.messages, entry.tag)));
     this.nextId = entry.id + 1;
   }
 

@@ -36,3 +36,16 @@ export function terms(text: string): string[] {
   }
   return out;
 }
+
+/**
+ * Characters of one memory or one query that are indexed or searched: the head of a
+ * longer text. Tokenising and stemming run on mem's only thread (about 0.25 s per MiB
+ * here); without a bound, one multi-megabyte store or query held every other client
+ * for seconds. Words past the head of a very long memory are not searchable.
+ */
+export const MAX_INDEXED_CHARS = 256 * 1024;
+
+/** {@link terms} of the first {@link MAX_INDEXED_CHARS} characters of `text`. */
+export function indexedTerms(text: string): string[] {
+  return terms(text.length > MAX_INDEXED_CHARS ? text.slice(0, MAX_INDEXED_CHARS) : text);
+}
