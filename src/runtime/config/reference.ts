@@ -117,7 +117,7 @@ function meaning(id: string, spec: AnyKeySpec): string {
 
 /** The whole page. */
 export function renderConfigReference(): string {
-  const sections = SCHEMA as unknown as Record<string, Record<string, AnyKeySpec>>;
+  const sections: Readonly<Record<string, Readonly<Record<string, AnyKeySpec>>>> = SCHEMA;
   const out: string[] = [
     '<!-- Generated from src/runtime/config/schema.ts by `npm run docs:config`; do not edit by hand.',
     '     test/runtime/config-reference.test.ts fails when this file is out of date. -->',
