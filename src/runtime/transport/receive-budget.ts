@@ -13,13 +13,12 @@ export const FREE_BYTES_PER_CONNECTION = 64 * 1024;
 /** The shared budget of one server. */
 export class ReceiveBudget {
   private held = 0;
+  /** The bound in effect: `limit`, raised to `maxFrameBytes` when smaller, so one largest frame always fits. */
+  readonly limitBytes: number;
 
-  /** `limit` is raised to `maxFrameBytes` when smaller: one largest frame always fits. */
-  constructor(
-    limit: number,
-    maxFrameBytes: number,
-    readonly limitBytes = Math.max(limit, maxFrameBytes),
-  ) {}
+  constructor(limit: number, maxFrameBytes: number) {
+    this.limitBytes = Math.max(limit, maxFrameBytes);
+  }
 
   /** Bytes counted now. */
   get heldBytes(): number {

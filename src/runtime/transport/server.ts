@@ -56,14 +56,15 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
   await prepareSocketPath(socketPath, log);
   const connections = new Set<Connection>();
   let closing: Promise<void> | undefined;
+  const receiveBudget = new ReceiveBudget(options.maxReceiveBytes ?? 64 * 1024 * 1024, options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
   const connectionOptions = {
     handlers: options.handlers,
     untyped: options.untyped,
     log,
     maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     requestReadTimeoutMs: options.requestReadTimeoutMs ?? 30_000,
+    receiveBudget,
   };
-  const receiveBudget = new ReceiveBudget(options.maxReceiveBytes ?? 64 * 1024 * 1024, connectionOptions.maxFrameBytes);
 
   const maxConnections = options.maxConnections ?? 1024;
   const server = net.createServer({ allowHalfOpen: true }, (socket) => {
@@ -87,7 +88,7 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
       socket.end(encodeFrame(errorFrame(new ZinoError('OVERLOADED', `too many connections (${maxConnections}); try again shortly`))));
       return;
     }
-    const connection = new Connection(socket, { ...connectionOptions, receiveBudget });
+    const connection = new Connection(socket, connectionOptions);
     connections.add(connection);
     // done never rejects: the connection turns a handler's failure into an error frame.
     void connection.done.finally(() => connections.delete(connection));
