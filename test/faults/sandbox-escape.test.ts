@@ -52,7 +52,8 @@ interface Exc {
   stop(): Promise<void>;
 }
 
-async function startExc(as: 'self' | 'nobody'): Promise<Exc> {
+/** `closed`: exc's directory is 0700, as a checkout under root's home (or CI's /check) is: the sandbox user cannot enter it. */
+async function startExc(as: 'self' | 'nobody', closed = false): Promise<Exc> {
   const pkg = as === 'nobody' ? packageForNobody() : { cli: CLI_PATH, root: PACKAGE_ROOT, cleanup: () => undefined };
   const dir = mkdtempSync('/var/tmp/zesc-');
   const { file } = writeTestConfig(dir, {
@@ -64,7 +65,7 @@ async function startExc(as: 'self' | 'nobody'): Promise<Exc> {
   });
   // A file only root may read, next to the config (not hidden: the uid must keep it out).
   writeFileSync(path.join(dir, 'root-only.txt'), SECRET, { mode: 0o600 });
-  chmodSync(dir, 0o755);
+  chmodSync(dir, closed ? 0o700 : 0o755);
   if (as === 'nobody') {
     chownSync(dir, NOBODY, NOBODY);
     chownSync(file, NOBODY, NOBODY);
@@ -230,6 +231,23 @@ describe.runIf(BWRAP || process.env.CI)('the bubblewrap sandbox holds', () => {
     });
     it('takes every capability and root away and stops every escape', async () => {
       await expectContained(exc, ROOT ? 'root' : 'user');
+    });
+    it('still runs ordinary programs', async () => {
+      await expectUsable(exc);
+    });
+  });
+
+  // A root exc whose files nobody cannot reach: nothing to hide there, and bwrap (as nobody) could not mount over them.
+  describe.runIf(ROOT)('when exc runs as root from a directory the sandbox user cannot enter', () => {
+    let exc: Exc;
+    beforeAll(async () => {
+      exc = await startExc('self', true);
+    });
+    afterAll(async () => {
+      await exc?.stop();
+    });
+    it('takes every capability and root away and stops every escape', async () => {
+      await expectContained(exc, 'root-closed');
     });
     it('still runs ordinary programs', async () => {
       await expectUsable(exc);

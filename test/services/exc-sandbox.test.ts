@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/runtime/index.js';
-import { SANDBOX_UID, hiddenPaths, sandboxArgv, sandboxUser } from '../../src/services/exc/sandbox.js';
+import { SANDBOX_UID, hiddenPaths, reachableBy, sandboxArgv, sandboxUser } from '../../src/services/exc/sandbox.js';
 import { utf8Boundary, BoundedCapture } from '../../src/services/exc/capture.js';
 
 let root: string;
@@ -29,6 +29,47 @@ describe('hiddenPaths', () => {
   it('skips paths that do not exist or sit under /tmp', () => {
     const { config } = resolveConfig({}, { file: null, baseDir: '/tmp/x', env: {}, dir: '/tmp/zino-nowhere' });
     expect(hiddenPaths(config, '/tmp/zino-nowhere/ZINO.toml')).toEqual({ dirs: [], files: [] });
+  });
+
+  it('skips, for the sandbox user, paths a directory above them keeps it out of (bwrap as that user could not mount over them)', () => {
+    const { config } = resolveConfig({}, { file: null, baseDir: root, env: {}, dir: root });
+    const nobody = { uid: SANDBOX_UID, gid: SANDBOX_UID };
+    const configFile = path.join(root, 'ZINO.toml');
+    chmodSync(root, 0o755);
+    expect(hiddenPaths(config, configFile, nobody).files).toEqual([configFile]);
+    chmodSync(root, 0o700);
+    expect(hiddenPaths(config, configFile, nobody)).toEqual({ dirs: [], files: [] });
+    // Exc's own user (no runAs) still hides everything.
+    expect(hiddenPaths(config, configFile).files).toEqual([configFile]);
+  });
+});
+
+describe('reachableBy', () => {
+  const nobody = { uid: SANDBOX_UID, gid: SANDBOX_UID };
+  it('needs search permission on every directory above the path, by the bits that apply to the user', () => {
+    const inner = path.join(root, 'data', 'mem');
+    chmodSync(root, 0o755);
+    expect(reachableBy(inner, nobody)).toBe(true);
+    chmodSync(path.join(root, 'data'), 0o750);
+    expect(reachableBy(inner, nobody)).toBe(false);
+    expect(reachableBy(path.join(root, 'data'), nobody)).toBe(true);
+    chmodSync(path.join(root, 'data'), 0o701);
+    expect(reachableBy(inner, nobody)).toBe(true);
+    chmodSync(root, 0o700);
+    expect(reachableBy(inner, nobody)).toBe(false);
+    expect(reachableBy(inner, { uid: 0, gid: 0 })).toBe(true);
+  });
+
+  it.runIf(process.geteuid?.() === 0)('uses the owner bits alone for the owner', () => {
+    chownSync(root, SANDBOX_UID, SANDBOX_UID);
+    chmodSync(root, 0o077);
+    expect(reachableBy(path.join(root, 'data'), nobody)).toBe(false);
+    chmodSync(root, 0o700);
+    expect(reachableBy(path.join(root, 'data'), nobody)).toBe(true);
+  });
+
+  it('treats a missing directory on the way as a barrier', () => {
+    expect(reachableBy(path.join(root, 'gone', 'deeper', 'x'), nobody)).toBe(false);
   });
 });
 

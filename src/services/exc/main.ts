@@ -21,9 +21,9 @@ const exc: ServiceDefinition = {
     const catalog = await loadCatalog({ tools: config.tools.dir, skills: config.skills.dir }, log);
     const executors = buildExecutors(catalog.tools);
     const sandbox = detectSandbox(config.exc.sandbox);
-    const hidden = hiddenPaths(config, context.configFile);
+    const hidden = hiddenPaths(config, context.configFile, sandbox.runAs);
     const prlimit = which('prlimit');
-    const deps = { config, sandbox, hidden: () => hiddenPaths(config, context.configFile), prlimit };
+    const deps = { config, sandbox, hidden: () => hiddenPaths(config, context.configFile, sandbox.runAs), prlimit };
     if (!prlimit) log.warn({}, 'prlimit not found: a single file a run writes is bounded only by the periodic check of [exc] max_disk_bytes');
     // Run directories of an exc that was SIGKILLed (it cannot clean up) hold model code and its output.
     await sweepStaleWorkdirs({

@@ -74,13 +74,47 @@ function baseArgs(maxDiskBytes = 1024 * 1024): string[] {
   ];
 }
 
-/** Paths the sandboxed code must not see: ZINO's sockets, memory and config file. */
-export function hiddenPaths(config: Readonly<ResolvedConfig>, configFile: string | null): { dirs: string[]; files: string[] } {
+/**
+ * Paths the sandboxed code must not see: ZINO's sockets, memory and config file.
+ * Left out: those under /tmp (the sandbox has its own), and, when programs run as
+ * `runAs`, those it cannot reach because a directory above them keeps it out (it
+ * cannot see them anyway, and bwrap, running as that user, could not mount over them).
+ */
+export function hiddenPaths(
+  config: Readonly<ResolvedConfig>,
+  configFile: string | null,
+  runAs?: { uid: number; gid: number },
+): { dirs: string[]; files: string[] } {
   const dirs = new Set<string>([config.mem.data_dir]);
   for (const name of SERVICE_NAMES) dirs.add(path.dirname(config[name].socket));
-  const existingDirs = [...dirs].filter((d) => isDirectory(d) && !isUnder(d, '/tmp'));
-  const files = configFile && existsSync(configFile) && !isUnder(configFile, '/tmp') ? [configFile] : [];
+  const visible = (p: string): boolean => !isUnder(p, '/tmp') && (runAs === undefined || reachableBy(p, runAs));
+  const existingDirs = [...dirs].filter((d) => isDirectory(d) && visible(d));
+  const files = configFile && existsSync(configFile) && visible(configFile) ? [configFile] : [];
   return { dirs: existingDirs, files };
+}
+
+/**
+ * Whether `who` may look up `target`: it has search (x) permission on every directory
+ * above it, by owner, group or other bits (supplementary groups and ACLs aside: the
+ * sandbox user is `nobody`, whose only group is its own). A directory that cannot be
+ * read counts as a barrier.
+ */
+export function reachableBy(target: string, who: { uid: number; gid: number }): boolean {
+  if (who.uid === 0) return true;
+  let dir = path.dirname(path.resolve(target));
+  for (;;) {
+    let st;
+    try {
+      st = statSync(dir);
+    } catch {
+      return false;
+    }
+    const bit = st.uid === who.uid ? 0o100 : st.gid === who.gid ? 0o010 : 0o001;
+    if ((st.mode & bit) === 0) return false;
+    const parent = path.dirname(dir);
+    if (parent === dir) return true;
+    dir = parent;
+  }
 }
 
 /** The bwrap command line that runs `argv` with `workdir` as its private working directory. */
