@@ -135,9 +135,14 @@ export class SysClient {
 export class CtxClient {
   constructor(private readonly endpoint: Endpoint<typeof CTX>) {}
 
-  /** Skill examples, hard memories for `userMessage`, then the channel's history. */
-  async build(userMessage: string, options: CallOptions & { channelId?: string } = {}): Promise<ContextReply['messages']> {
-    const body = { user_message: userMessage, ...(options.channelId === undefined ? {} : { channel_id: options.channelId }), ...common(options) };
+  /** Skill examples, hard memories for `userMessage`, then the channel's history (or `history` instead of it). */
+  async build(userMessage: string, options: CallOptions & { channelId?: string; history?: ChatMessage[] } = {}): Promise<ContextReply['messages']> {
+    const body = {
+      user_message: userMessage,
+      ...(options.channelId === undefined ? {} : { channel_id: options.channelId }),
+      ...(options.history === undefined ? {} : { history: options.history }),
+      ...common(options),
+    };
     return (await this.endpoint.request('build', body, call(options))).messages;
   }
 }
