@@ -48,6 +48,22 @@ describe('loadConfig: defaults and sources', () => {
     expect(config.service.model).toBe('');
     expect(config.logging.level).toBe('info');
     expect(config.limits.max_frame_bytes).toBe(16 * 1024 * 1024);
+    expect(config.http).toEqual({
+      enabled: false,
+      listen: '127.0.0.1:8088',
+      allow_non_loopback: false,
+      token_file: path.join(dir, 'data/http.token'),
+      max_body_bytes: 4 * 1024 * 1024,
+      max_concurrent: 64,
+    });
+  });
+
+  it('puts the HTTP token beside mem data (under --dir too) unless token_file is set', () => {
+    const moved = write('a/ZINO.toml', '[mem]\ndata_dir = "/srv/zino/mem"\n');
+    expect(loadConfig({ path: moved, env: {} }).config.http.token_file).toBe('/srv/zino/http.token');
+    expect(loadConfig({ cwd: dir, env: {}, dir: path.join(dir, 'd') }).config.http.token_file).toBe(path.join(dir, 'd/data/http.token'));
+    const explicit = write('b/ZINO.toml', '[http]\ntoken_file = "tok"\n');
+    expect(loadConfig({ path: explicit, env: {}, dir: path.join(dir, 'd') }).config.http.token_file).toBe(path.join(dir, 'b/tok'));
   });
 
   it('reads ./ZINO.toml, then $ZINO_CONFIG, then --config, in rising precedence', () => {

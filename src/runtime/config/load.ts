@@ -120,6 +120,9 @@ export function resolveConfig(raw: unknown, ctx: ResolveContext): { config: Read
     for (const service of SERVICE_NAMES) config[service].socket = path.join(ctx.dir, 'run', `${service}.sock`);
     config.mem.data_dir = path.join(ctx.dir, 'data', 'mem');
   }
+  // The token sits beside mem's data (`data/http.token` by default, `DIR/data/http.token` under --dir).
+  const http = isTable(raw.http) ? raw.http : {};
+  if (http.token_file === undefined) config.http.token_file = path.join(path.dirname(config.mem.data_dir), 'http.token');
   for (const service of SERVICE_NAMES) {
     const socket = config[service].socket;
     const bytes = Buffer.byteLength(socket);

@@ -59,6 +59,11 @@ export const KEY_NOTES: Readonly<Record<string, string>> = {
   'exc.sandbox':
     '`"auto"`: in bubblewrap when it is installed and usable, else directly; `"bwrap"`: in bubblewrap, refusing to run code without it; `"none"`: directly.',
   'mem.data_dir': 'Replaced by `DIR/data/mem` under `--dir DIR` / `$ZINO_DIR`. The format is in [storage.md](storage.md).',
+  'http.listen':
+    'An IPv4 or IPv6 address (`[::1]:8088`) or `localhost`, and a port (0 picks a free one, logged at start). Anything but loopback is refused (exit 78) unless `allow_non_loopback = true`. Under systemd, the unit also allows only loopback IP traffic ([http.md](http.md)).',
+  'http.token_file':
+    'Under `--dir DIR`: `DIR/data/http.token`. The systemd installation sets `/var/lib/zino-http/http.token`. A token shorter than 16 characters is refused.',
+  'http.max_concurrent': 'Counted over `POST /v1/chat/completions`; `GET` requests are cheap and not counted.',
   'logging.level': "One of `trace`, `debug`, `info`, `warn`, `error`, `fatal`; Python's names (`WARNING`, `CRITICAL`, …) also work.",
 };
 

@@ -116,6 +116,20 @@ export interface ResolvedConfig {
     /** Log level (trace, debug, info, warn, error, fatal; Python names accepted). @default "info" */
     level: string;
   };
+  http: {
+    /** Run the OpenAI-compatible HTTP front end (`zino up` starts it; `zino install-systemd` installs its unit). @default false */
+    enabled: boolean;
+    /** `host:port` to listen on; a loopback address unless `allow_non_loopback`. @default "127.0.0.1:8088" */
+    listen: string;
+    /** Allow `listen` on an address other than loopback. @default false */
+    allow_non_loopback: boolean;
+    /** File holding the bearer token (created 0640 with a random one when missing). @default "<data dir>/http.token" */
+    token_file: string;
+    /** Largest request body, in bytes; bigger gets 413. @default 4194304 (4 MiB) */
+    max_body_bytes: number;
+    /** Chat completions served at once; more get 429. @default 64 */
+    max_concurrent: number;
+  };
   limits: {
     /** Largest frame body accepted or sent, in bytes. @default 16777216 (16 MiB) */
     max_frame_bytes: number;
@@ -138,7 +152,7 @@ export type KeySpec<T> = [T] extends [boolean]
   : [T] extends [number]
     ? { kind: 'number' | 'integer'; default: T; min?: number; max?: number; doc: string; derived?: string }
     : [T] extends [string]
-      ? { kind: 'string' | 'path'; default: T; doc: string; choices?: readonly string[] }
+      ? { kind: 'string' | 'path'; default: T; doc: string; choices?: readonly string[]; derived?: string }
       : never;
 
 /** Any key's spec. */
@@ -248,6 +262,19 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
   },
   logging: {
     level: { kind: 'string', default: 'info', doc: 'Log level (ZINO_LOG_LEVEL overrides)' },
+  },
+  http: {
+    enabled: { kind: 'boolean', default: false, doc: 'Run the OpenAI-compatible HTTP front end (zino serve http)' },
+    listen: { kind: 'string', default: '127.0.0.1:8088', doc: 'host:port to listen on (loopback unless allow_non_loopback)' },
+    allow_non_loopback: { kind: 'boolean', default: false, doc: 'Allow listen on an address other than loopback' },
+    token_file: {
+      kind: 'path',
+      default: 'data/http.token',
+      doc: 'File holding the bearer token; created 0640 with a random token when missing',
+      derived: 'defaults to http.token beside [mem] data_dir',
+    },
+    max_body_bytes: { kind: 'integer', default: 4 * MiB, min: 1024, max: 1024 * MiB, doc: 'Largest request body (bytes); bigger gets 413' },
+    max_concurrent: { kind: 'integer', default: 64, min: 1, max: 65_536, doc: 'Chat completions served at once; more get 429' },
   },
   limits: {
     max_frame_bytes: { kind: 'integer', default: 16 * MiB, min: 1024, max: 0xffff_ffff, doc: 'Largest frame accepted or sent (bytes)' },
