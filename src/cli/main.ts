@@ -93,7 +93,7 @@ withConfig(
   program
     .command('serve')
     .description('run one service in the foreground (what systemd runs)')
-    .argument('<service>', `one of: ${SERVICE_NAMES.join(', ')}`),
+    .argument('<service>', `one of: ${SERVICE_NAMES.join(', ')}, or http (the OpenAI-compatible endpoint)`),
 ).action((service: string, options: ConfigOptions) => serveCommand(service, options));
 
 program
