@@ -13,7 +13,7 @@ import { mockLlmCommand } from './commands/mock-llm.js';
 import { serveCommand } from './commands/serve.js';
 import { statusCommand } from './commands/status.js';
 import { registerSystemdCommands } from './commands/systemd.js';
-import { upCommand } from './commands/up.js';
+import { upCommand, type UpOptions } from './commands/up.js';
 import type { ConfigOptions } from './config.js';
 
 /**
@@ -56,9 +56,12 @@ withConfig(
     .option('--raw', 'print tool calls and results inline'),
 ).action((options: ChatOptions) => chatCommand(options));
 
-withConfig(program.command('up').description('run all seven services in the foreground (Ctrl-C stops them)')).action((options: ConfigOptions) =>
-  upCommand(options),
-);
+withConfig(
+  program
+    .command('up')
+    .description('run all seven services in the foreground (Ctrl-C stops them)')
+    .option('--http', 'also run the OpenAI-compatible HTTP endpoint (as [http] enabled = true does)'),
+).action((options: UpOptions) => upCommand(options));
 
 withConfig(program.command('status').description('show whether each service answers').option('--json', 'print the status as JSON')).action(
   (options: ConfigOptions & { json?: boolean }) => statusCommand(options),
