@@ -1,8 +1,9 @@
 /**
  * The `/etc/zino/ZINO.toml` an installation starts with: the package's ZINO.toml
  * (every key, documented, at its default) with absolute paths under the prefix,
- * the sockets at their `/run/zino` defaults, mem's data in `/var/lib/zino`, and
- * the demo model until the operator sets an endpoint.
+ * the sockets at their `/run/zino` defaults, mem's data in `/var/lib/zino`, the
+ * HTTP front end's token in `/var/lib/zino-http`, and the demo model until the
+ * operator sets an endpoint.
  */
 import { PATHS } from './layout.js';
 
@@ -43,6 +44,7 @@ export function installSettings(prefix: string): Setting[] {
     { section: 'skills', key: 'dir', value: tomlString(`${prefix}/skills`) },
     { section: 'sys', key: 'template', value: tomlString(`${prefix}/SYSTEM.md`) },
     { section: 'mem', key: 'data_dir', value: tomlString(PATHS.stateDir) },
+    { section: 'http', key: 'token_file', value: tomlString(PATHS.httpTokenFile) },
   ];
   for (const service of ['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx']) {
     settings.push({ section: service, key: 'socket', value: tomlString(`${PATHS.runtimeDir}/${service}.sock`) });

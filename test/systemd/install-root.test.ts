@@ -114,6 +114,42 @@ describe('install-systemd into a temp root', () => {
     expect([config, env, path.join(data, 'c.jsonl')].map((f) => readFileSync(f, 'utf8'))).toEqual(before);
   });
 
+  it('writes [http] token_file under /var/lib/zino-http and leaves the HTTP endpoint off', () => {
+    const file = path.join(root, 'etc/zino/ZINO.toml');
+    const { config } = resolveConfig(parse(readFileSync(file, 'utf8')), { file, baseDir: '/etc/zino', env: {} });
+    expect(config.http).toMatchObject({ enabled: false, token_file: '/var/lib/zino-http/http.token' });
+    expect(existsSync(path.join(root, 'etc/systemd/system/zino-http.service'))).toBe(false);
+    expect(first.output).toContain('zino-http.service (the OpenAI-compatible endpoint) not installed');
+  });
+
+  it('installs zino-http.service once the configuration enables it, and verify accepts it', () => {
+    const file = path.join(root, 'etc/zino/ZINO.toml');
+    const original = readFileSync(file, 'utf8');
+    writeFileSync(file, original.replace(/^# enabled = false$/m, 'enabled = true'));
+    try {
+      const again = zino('install-systemd', '--root', root, '--prefix', PREFIX, '--node', process.execPath);
+      expect(again.status, again.output).toBe(0);
+      expect(again.output).toContain('on the target system, run: systemctl enable zino-http.service');
+      const unit = path.join(root, 'etc/systemd/system/zino-http.service');
+      for (const { path: p, optional } of referencedPaths(unit)) {
+        if (p === process.execPath || p === '/bin/kill') continue;
+        if (!optional) expect(existsSync(path.join(root, p)), p).toBe(true);
+      }
+      if (RUN_ANALYZE) {
+        provideSystemPieces(root, [process.execPath, '/bin/kill']);
+        const { status, output } = analyze(['verify', `--root=${root}`, '--no-pager', 'zino-http.service']);
+        expect(output.trim()).toBe('');
+        expect(status).toBe(0);
+      }
+    } finally {
+      writeFileSync(file, original);
+    }
+    // Back to off: the next install takes the unit away again.
+    const off = zino('install-systemd', '--root', root, '--prefix', PREFIX, '--node', process.execPath);
+    expect(off.status, off.output).toBe(0);
+    expect(existsSync(path.join(root, 'etc/systemd/system/zino-http.service'))).toBe(false);
+  });
+
   it('uninstall removes units, entries, command and prefix, and keeps configuration and data', () => {
     const result = zino('uninstall-systemd', '--root', root);
     expect(result.status, result.output).toBe(0);
