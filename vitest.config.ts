@@ -8,6 +8,7 @@ const UNIT = [
   'test/agr/format.test.ts',
   'test/agr/parser.test.ts',
   'test/cli/display.test.ts',
+  'test/frontends/http-units.test.ts',
   'test/runtime/catalog.test.ts',
   'test/runtime/config-reference.test.ts',
   'test/runtime/config.test.ts',
