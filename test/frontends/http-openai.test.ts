@@ -393,6 +393,29 @@ describe('errors, in OpenAI shape', () => {
   });
 });
 
+describe('errors after the answer has begun', () => {
+  it('arrive as an error event the openai client raises, with no [DONE]', async () => {
+    // The LLM's stream breaks after two chunks: rtr, agr and the daemon pass the error on.
+    script({ rules: [{ reply: 'this answer breaks off', chunkSize: 4, dropAfterChunks: 2 }] });
+    const stream = await client.chat.completions.create({ model: 'zino', messages: [user('break')], stream: true });
+    let text = '';
+    const failure = await (async () => {
+      try {
+        for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+      } catch (err) {
+        return err;
+      }
+      return undefined;
+    })();
+    expect(text).toBe('this ans');
+    expect(failure).toBeInstanceOf(APIError);
+    expect((failure as APIError).error).toMatchObject({ type: 'server_error', message: expect.any(String) });
+    // The endpoint is fine afterwards.
+    script({ rules: [{ reply: 'fine again' }] });
+    expect((await client.chat.completions.create({ model: 'zino', messages: [user('again')] })).choices[0]?.message.content).toBe('fine again');
+  });
+});
+
 describe('/healthz', () => {
   it('needs no token and says only ok', async () => {
     const health = await fetch(`http://127.0.0.1:${http.port}/healthz`);
