@@ -48,6 +48,18 @@ describe('ZinoClient: the daemon', () => {
     ]);
   });
 
+  it("sends a conversation of the caller's own as history, and this request's sampling", async () => {
+    mock.reset({ rules: [{ reply: 'with history' }] });
+    const history = [
+      { role: 'user', content: 'my earlier question' },
+      { role: 'assistant', content: 'my earlier answer' },
+    ];
+    await zino.ask('and now?', { history, temperature: 0.1, topP: 0.4 });
+    const body = mock.stats.bodies[0] as { messages: unknown[]; temperature: number; top_p: number };
+    expect(body.messages.slice(-3)).toEqual([...history, { role: 'user', content: 'and now?' }]);
+    expect(body).toMatchObject({ temperature: 0.1, top_p: 0.4 });
+  });
+
   it('streams chunks, tool events and done, in order', async () => {
     mock.reset({
       rules: [
@@ -137,6 +149,8 @@ describe('ZinoClient: each service', () => {
     await zino.mem.appendHistory('cl-ctx', [{ role: 'user', content: 'earlier question' }]);
     const messages = await zino.ctx.build('next question', { channelId: 'cl-ctx' });
     expect(messages.at(-1)).toEqual({ role: 'user', content: 'earlier question' });
+    const instead = await zino.ctx.build('next question', { channelId: 'cl-ctx', history: [{ role: 'user', content: 'given turn' }] });
+    expect(instead.at(-1)).toEqual({ role: 'user', content: 'given turn' });
   });
 
   it('exc: execute, validate, capabilities', async () => {
