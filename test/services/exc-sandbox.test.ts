@@ -3,8 +3,21 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/runtime/index.js';
 import { RUN_UID_BASE, RUN_UID_END, RUN_UID_SLOTS, RunUsers, isRunUid, runUidOwner } from '../../src/services/exc/run-users.js';
-import { SANDBOX_UID, analysisUser, hiddenPaths, logGroups, reachableBy, sandboxArgv, sandboxUser, type SandboxState } from '../../src/services/exc/sandbox.js';
+import {
+  HOST_SERVICE_SOCKETS,
+  SANDBOX_UID,
+  analysisUser,
+  hiddenPaths,
+  logGroups,
+  reachableBy,
+  sandboxArgv,
+  sandboxUser,
+  type SandboxState,
+} from '../../src/services/exc/sandbox.js';
 import { utf8Boundary, BoundedCapture } from '../../src/services/exc/capture.js';
+
+/** No host service sockets: these tests look at ZINO's own paths, whatever this host runs. */
+const NONE = { dirs: [], files: [] };
 
 let root: string;
 beforeEach(() => {
@@ -22,25 +35,39 @@ afterEach(() => {
 describe('hiddenPaths', () => {
   it("hides ZINO's sockets, memory and config file from sandboxed code", () => {
     const { config } = resolveConfig({}, { file: null, baseDir: root, env: {}, dir: root });
-    const hidden = hiddenPaths(config, path.join(root, 'ZINO.toml'), undefined, 0);
+    const hidden = hiddenPaths(config, path.join(root, 'ZINO.toml'), undefined, 0, NONE);
     expect(hidden.dirs.sort()).toEqual([path.join(root, 'data', 'mem'), path.join(root, 'run')].sort());
     expect(hidden.files).toEqual([path.join(root, 'ZINO.toml')]);
+  });
+
+  it('hides the sockets of host services that would act for the program (resolve names, write the journal), when they exist', () => {
+    const { config } = resolveConfig({}, { file: null, baseDir: root, env: {}, dir: root });
+    mkdirSync(path.join(root, 'journal'));
+    writeFileSync(path.join(root, 'resolve.sock'), '');
+    const sockets = { dirs: [path.join(root, 'journal'), path.join(root, 'gone')], files: [path.join(root, 'resolve.sock'), path.join(root, 'nscd.sock')] };
+    const hidden = hiddenPaths(config, null, undefined, 0, sockets);
+    expect(hidden.dirs).toContain(path.join(root, 'journal'));
+    expect(hidden.dirs).not.toContain(path.join(root, 'gone'));
+    expect(hidden.files).toEqual([path.join(root, 'resolve.sock')]);
+    // The defaults name journald's, systemd-resolved's and nscd's.
+    expect(HOST_SERVICE_SOCKETS.dirs).toContain('/run/systemd/journal');
+    expect(HOST_SERVICE_SOCKETS.files).toEqual(expect.arrayContaining(['/run/systemd/resolve/io.systemd.Resolve', '/run/nscd/socket']));
   });
 
   it("hides, when exc is not root, its user's runtime directory (session bus, systemd user manager), when there is one", () => {
     const { config } = resolveConfig({}, { file: null, baseDir: root, env: {}, dir: root });
     const uid = 3_999_999_999;
     const runtime = `/run/user/${uid}`;
-    expect(hiddenPaths(config, null, undefined, uid).dirs).not.toContain(runtime);
+    expect(hiddenPaths(config, null, undefined, uid, NONE).dirs).not.toContain(runtime);
     try {
       mkdirSync(runtime, { recursive: true });
     } catch {
       return; // not root here: /run/user is not ours to write
     }
     try {
-      expect(hiddenPaths(config, null, undefined, uid).dirs).toContain(runtime);
+      expect(hiddenPaths(config, null, undefined, uid, NONE).dirs).toContain(runtime);
       // Root's exc runs programs as other users: nothing of root's to hide there.
-      expect(hiddenPaths(config, null, undefined, 0).dirs.some((d) => d.startsWith('/run/user'))).toBe(false);
+      expect(hiddenPaths(config, null, undefined, 0, NONE).dirs.some((d) => d.startsWith('/run/user'))).toBe(false);
     } finally {
       rmSync(runtime, { recursive: true, force: true });
     }
@@ -48,7 +75,7 @@ describe('hiddenPaths', () => {
 
   it('skips paths that do not exist or sit under /tmp', () => {
     const { config } = resolveConfig({}, { file: null, baseDir: '/tmp/x', env: {}, dir: '/tmp/zino-nowhere' });
-    expect(hiddenPaths(config, '/tmp/zino-nowhere/ZINO.toml')).toEqual({ dirs: [], files: [] });
+    expect(hiddenPaths(config, '/tmp/zino-nowhere/ZINO.toml', undefined, 0, NONE)).toEqual({ dirs: [], files: [] });
   });
 
   it('skips, for the sandbox user, paths a directory above them keeps it out of (bwrap as that user could not mount over them)', () => {
@@ -56,11 +83,11 @@ describe('hiddenPaths', () => {
     const nobody = { uid: SANDBOX_UID, gid: SANDBOX_UID };
     const configFile = path.join(root, 'ZINO.toml');
     chmodSync(root, 0o755);
-    expect(hiddenPaths(config, configFile, nobody).files).toEqual([configFile]);
+    expect(hiddenPaths(config, configFile, nobody, 0, NONE).files).toEqual([configFile]);
     chmodSync(root, 0o700);
-    expect(hiddenPaths(config, configFile, nobody)).toEqual({ dirs: [], files: [] });
+    expect(hiddenPaths(config, configFile, nobody, 0, NONE)).toEqual({ dirs: [], files: [] });
     // Exc's own user (no runAs) still hides everything.
-    expect(hiddenPaths(config, configFile).files).toEqual([configFile]);
+    expect(hiddenPaths(config, configFile, undefined, 0, NONE).files).toEqual([configFile]);
   });
 });
 

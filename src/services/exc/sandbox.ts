@@ -268,25 +268,39 @@ function setprivArgv(setpriv: string, user: { uid: number; gid: number }, groups
 }
 
 /**
- * Paths the sandboxed code must not see: ZINO's sockets, memory and config file,
- * and, when exc is not root, its user's runtime directory (`/run/user/UID`: the
- * session bus and systemd's user manager answer that uid, which the program has).
- * Left out: those under /tmp (the sandbox has its own), and, when programs run as
- * `runAs`, those it cannot reach because a directory above them keeps it out (it
- * cannot see them anyway, and bwrap, running as that user, could not mount over them).
+ * Sockets of host services that act for any local caller, so that a program could
+ * use them to get round the sandbox: systemd-resolved's and nscd's resolve names
+ * (sending DNS queries out for it, which the seccomp filter would otherwise stop);
+ * journald's append to the system log. Reading the configuration next to them
+ * (`/run/systemd/resolve/resolv.conf`) and the journal itself stays possible.
+ */
+export const HOST_SERVICE_SOCKETS: { dirs: readonly string[]; files: readonly string[] } = {
+  dirs: ['/run/systemd/journal'],
+  files: ['/run/systemd/resolve/io.systemd.Resolve', '/run/systemd/resolve/io.systemd.Resolve.Monitor', '/run/nscd/socket'],
+};
+
+/**
+ * Paths the sandboxed code must not see: ZINO's sockets, memory and config file;
+ * {@link HOST_SERVICE_SOCKETS}; and, when exc is not root, its user's runtime
+ * directory (`/run/user/UID`: the session bus and systemd's user manager answer
+ * that uid, which the program has). Left out: those that do not exist, those under
+ * /tmp (the sandbox has its own), and, when programs run as `runAs`, those it cannot
+ * reach because a directory above them keeps it out (it cannot see them anyway, and
+ * bwrap, running as that user, could not mount over them).
  */
 export function hiddenPaths(
   config: Readonly<ResolvedConfig>,
   configFile: string | null,
   runAs?: { uid: number; gid: number },
   euid: number | undefined = process.geteuid?.(),
+  hostSockets: { dirs: readonly string[]; files: readonly string[] } = HOST_SERVICE_SOCKETS,
 ): { dirs: string[]; files: string[] } {
-  const dirs = new Set<string>([config.mem.data_dir]);
+  const dirs = new Set<string>([config.mem.data_dir, ...hostSockets.dirs]);
   for (const name of SERVICE_NAMES) dirs.add(path.dirname(config[name].socket));
   if (euid !== undefined && euid !== 0) dirs.add(`/run/user/${euid}`);
   const visible = (p: string): boolean => !isUnder(p, '/tmp') && (runAs === undefined || reachableBy(p, runAs));
   const existingDirs = [...dirs].filter((d) => isDirectory(d) && visible(d));
-  const files = configFile && existsSync(configFile) && visible(configFile) ? [configFile] : [];
+  const files = [...(configFile ? [configFile] : []), ...hostSockets.files].filter((f) => existsSync(f) && !isDirectory(f) && visible(f));
   return { dirs: existingDirs, files };
 }
 
