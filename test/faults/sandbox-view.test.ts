@@ -329,3 +329,29 @@ describe.runIf(ROOT && (detectSandbox('auto').active || process.env.CI !== undef
     });
   },
 );
+
+describe.runIf(HOST_VIEW)('after exc is killed with SIGKILL (host view)', () => {
+  it('what a run left running ends when the next exc starts', async () => {
+    const { dir, cleanup } = tempDir('zview-kill');
+    const { file } = writeTestConfig(dir, { exc: { sandbox: 'bwrap', timeout: 60 } });
+    let first: StartedService | undefined = await startService('exc', file);
+    let second: StartedService | undefined;
+    const marker = uniqueSleep();
+    try {
+      const run = execute(first, 'bash', `setsid env -i sleep ${marker} & sleep ${marker}`).catch((err: unknown) => err);
+      await waitFor(() => processesMatching(`sleep ${marker}`).length === 2, 'both sleeps to start');
+      await first.stop('SIGKILL');
+      first = undefined;
+      await run;
+      // bwrap dies with exc, but no PID namespace ends the run with it: its processes run on until an exc ends them.
+      expect(processesMatching(`sleep ${marker}`)).toHaveLength(2);
+      second = await startService('exc', file);
+      await waitFor(() => processesMatching(`sleep ${marker}`).length === 0, 'the next exc to end the leftover');
+    } finally {
+      await first?.stop('SIGKILL');
+      await second?.stop();
+      for (const pid of processesMatching(`sleep ${marker}`)) process.kill(pid, 'SIGKILL');
+      cleanup();
+    }
+  });
+});

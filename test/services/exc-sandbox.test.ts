@@ -152,7 +152,7 @@ describe('sandboxArgv', () => {
         '--cap-drop ALL --cap-add CAP_SETUID --cap-add CAP_SETGID --cap-add CAP_SETPCAP ' +
         '--ro-bind / / --dev /dev --size 4096 --tmpfs /dev/shm --size 4096 --tmpfs /tmp ' +
         `${hiding} --seccomp 3 -- ` +
-        '/usr/bin/setpriv --reuid 1879048224 --regid 1879048224 --groups 4 --inh-caps=-all --bounding-set=-all --no-new-privs --pdeathsig SIGKILL -- bash code.sh',
+        '/usr/bin/setpriv --reuid 1879048224 --regid 1879048224 --groups 4 --inh-caps=-all --bounding-set=-all --no-new-privs -- bash code.sh',
     );
     expect(argv).not.toMatch(/--unshare-(all|user|pid|net)|--proc/);
     // No log group on this host: none at all.

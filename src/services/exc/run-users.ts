@@ -20,7 +20,6 @@
 import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { abortError, type Logger } from '../../runtime/index.js';
-import { which } from './which.js';
 
 /** First uid (and gid) given to runs. */
 export const RUN_UID_BASE = 0x70000000;
@@ -100,7 +99,7 @@ export class RunUsers {
   }
 }
 
-/** Pids of the processes whose real, effective or saved uid satisfies `match` (exc is root: it reads every status). */
+/** Live processes (not zombies) whose real, effective or saved uid satisfies `match`, pid → that uid (exc is root: it reads every status). */
 export async function processesOf(match: (uid: number) => boolean): Promise<Map<number, number>> {
   const found = new Map<number, number>();
   let entries: string[];
@@ -114,6 +113,7 @@ export async function processesOf(match: (uid: number) => boolean): Promise<Map<
       if (!/^\d+$/.test(entry)) return;
       try {
         const status = await readFile(`/proc/${entry}/status`, 'utf8');
+        if (/^State:\s+[ZX]/m.test(status)) return; // dead, waiting to be reaped
         const uids = /^Uid:\s+(\d+)\s+(\d+)\s+(\d+)/m.exec(status);
         const hit = uids?.slice(1, 4).map(Number).find(match);
         if (hit !== undefined) found.set(Number(entry), hit);
@@ -125,19 +125,20 @@ export async function processesOf(match: (uid: number) => boolean): Promise<Map<
   return found;
 }
 
+/** What the killer runs, as the run's uid: kill(-1) spares its caller; ESRCH means nobody was left. */
+const KILL_ALL = "try { process.kill(-1, 'SIGKILL') } catch (err) { if (err.code !== 'ESRCH') throw err }";
+
 /**
- * SIGKILLs every process of `user`: `kill -KILL -1` run as that uid reaches exactly
- * the processes it may signal, which are those of the same uid, in one pass of the
- * kernel that no fork escapes. Returns how many there were (counted just before).
+ * SIGKILLs every process of `user`: `kill(-1, SIGKILL)` made as that uid reaches
+ * exactly the processes it may signal, which are those of the same uid, in one pass
+ * of the kernel that no fork escapes. Returns how many there were (counted just
+ * before). Node makes the call, not kill(1): procps' `kill -s KILL -- -1` signals
+ * nobody (it takes `--` for a pid), and the spellings differ between kills.
  */
 export async function killUser(user: { uid: number; gid: number }): Promise<number> {
   const before = (await processesOf((u) => u === user.uid)).size;
-  const kill = which('kill');
-  const argv = kill ? [kill, '-s', 'KILL', '--', '-1'] : [process.execPath, '-e', "try { process.kill(-1, 'SIGKILL') } catch {}"];
-  const [command, ...args] = argv as [string, ...string[]];
   await new Promise<void>((resolve) => {
-    // `kill -1` spares its caller; it exits 1 when it found nobody to signal.
-    const child = spawn(command, args, { uid: user.uid, gid: user.gid, cwd: '/', env: {}, stdio: 'ignore' });
+    const child = spawn(process.execPath, ['-e', KILL_ALL], { uid: user.uid, gid: user.gid, cwd: '/', env: {}, stdio: 'ignore' });
     child.once('error', () => resolve());
     child.once('exit', () => resolve());
   });

@@ -255,15 +255,16 @@ function hostArgs(maxDiskBytes: number): string[] {
 
 /**
  * setpriv to the run's user: its uid and gid, the log groups, no inheritable or
- * bounding capability (the switch from root clears the others), no_new_privs, and
- * SIGKILL when bwrap dies (a uid change clears the parent-death signal bwrap set).
+ * bounding capability (the switch from root clears the others), no_new_privs.
+ * (No parent-death signal: bwrap's monitor keeps no CAP_KILL, so the kernel could
+ * not deliver it to another uid; run-users.ts ends the run's processes instead.)
  */
 function setprivArgv(setpriv: string, user: { uid: number; gid: number }, groups: { gid: number }[]): string[] {
   return [
     setpriv,
     ...['--reuid', String(user.uid), '--regid', String(user.gid)],
     ...(groups.length > 0 ? ['--groups', groups.map((g) => g.gid).join(',')] : ['--clear-groups']),
-    ...['--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--pdeathsig', 'SIGKILL', '--'],
+    ...['--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'],
   ];
 }
 
