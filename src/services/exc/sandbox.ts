@@ -1,7 +1,7 @@
 /**
  * The bubblewrap sandbox: read-only root, private /tmp and /dev/shm of
  * `[exc] max_disk_bytes` each, the working directory, no network connections, no
- * capability, killed when exc dies, ZINO's own sockets, memory and config hidden.
+ * capability, bwrap killed when exc dies, ZINO's own sockets, memory and config hidden.
  *
  * Two views of the host, chosen by who exc runs as:
  *
@@ -17,7 +17,7 @@
  *   with no capability left, not even in the bounding set, and no_new_privs; and a
  *   seccomp filter (seccomp.ts) that refuses Internet, packet and most other socket
  *   families, io_uring and new user namespaces.
- * - **private** (exc is not root, or the host view cannot be set up): today's
+ * - **private** (exc is not root, or the host view cannot be set up): the earlier
  *   sandbox, `--unshare-all`: bwrap needs a user namespace, which maps only exc's
  *   own user (every other owner shows as `nobody`), its own PID namespace and /proc
  *   (only the run's processes), an empty network namespace (only `lo`). Sharing the
