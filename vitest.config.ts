@@ -20,6 +20,7 @@ const UNIT = [
   'test/services/ctx-budget.test.ts',
   'test/services/demo.test.ts',
   'test/services/exc-sandbox.test.ts',
+  'test/services/exc-seccomp.test.ts',
   'test/services/mem-index-bound.test.ts',
   'test/services/mem-lines.test.ts',
   'test/services/mem-naming.test.ts',

@@ -8,7 +8,8 @@ import { ZinoError, bindHandlers, loadCatalog, requireString, type ServiceDefini
 import { EXC } from '../../protocol/exc.js';
 import { execute, validate } from './execute.js';
 import { buildExecutors, describeExecutor, type Executor } from './executors.js';
-import { SANDBOX_UID, detectSandbox, hiddenPaths } from './sandbox.js';
+import { isRunUid, sweepRunUsers } from './run-users.js';
+import { SANDBOX_UID, analysisUser, detectSandbox, hiddenPaths } from './sandbox.js';
 import { which } from './which.js';
 import { sweepStaleWorkdirs } from './workdir.js';
 
@@ -27,14 +28,16 @@ const exc: ServiceDefinition = {
     if (!prlimit) log.warn({}, 'prlimit not found: a single file a run writes is bounded only by the periodic check of [exc] max_disk_bytes');
     // Run directories of an exc that was SIGKILLed (it cannot clean up) hold model code and its output.
     await sweepStaleWorkdirs({
-      // As root, also `nobody`'s: a root exc that sandboxed (now or before a config change) chowned them.
-      owners: [process.geteuid?.() ?? -1, ...(process.geteuid?.() === 0 ? [SANDBOX_UID] : [])],
+      // As root, also those of `nobody` and of run uids: a root exc that sandboxed (now or before a config change) chowned them.
+      owners: (uid) => uid === process.geteuid?.() || (process.geteuid?.() === 0 && (uid === SANDBOX_UID || isRunUid(uid))),
       startedAt: Date.now() - process.uptime() * 1000,
       maxRunMs: config.exc.timeout * 1000 + RUN_MARGIN_MS,
       log,
     });
+    // Host view: what runs of a killed exc left running under their uids (no PID namespace ended them with it).
+    if (sandbox.host) await sweepRunUsers(log);
     if (sandbox.refusal) log.error({ reason: sandbox.refusal }, 'sandbox required but unusable; execute will be refused');
-    else log.info({ sandbox: sandbox.active ? 'bwrap' : 'none', reason: sandbox.reason, hidden }, 'sandbox decided');
+    else log.info({ sandbox: sandbox.active ? 'bwrap' : 'none', view: sandbox.view ?? null, reason: sandbox.reason, hidden }, 'sandbox decided');
     log.info({ executors: [...executors.values()].map((e) => ({ name: e.name, validator: e.validator?.[0] ?? null })) }, 'executors loaded');
 
     const names = (): string => [...executors.keys()].join(', ') || 'none';
@@ -76,7 +79,7 @@ const exc: ServiceDefinition = {
           const code = requireString(request, 'code');
           const executor = find(name);
           if (!executor) return { type: 'validation', ok: false, errors: `unknown executor "${name.slice(0, 64)}" (available: ${names()})` };
-          return validate(executor, code, ctx.signal, sandbox.active ? sandbox.runAs : undefined);
+          return validate(executor, code, ctx.signal, analysisUser(sandbox));
         },
       }),
     };
