@@ -204,7 +204,7 @@ function checkValue(value: unknown, spec: ScalarKeySpec, name: string): unknown 
     case 'strings':
       if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
         throw new ConfigError(`${name} must be a list of strings, got ${describe(value)}`);
-      return [...(value as string[])];
+      return [...value];
     case 'env': {
       if (!isTable(value)) throw new ConfigError(`${name} must be a table of strings like { NAME = "value" }, got ${describe(value)}`);
       for (const [key, v] of Object.entries(value)) {

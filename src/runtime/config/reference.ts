@@ -88,7 +88,7 @@ export function tomlLiteral(spec: AnyKeySpec): string {
   if (typeof value === 'number') return spec.kind === 'number' && Number.isInteger(value) ? `${value}.0` : String(value);
   if (Array.isArray(value)) return `[${value.map((v) => JSON.stringify(v)).join(', ')}]`;
   if (typeof value === 'object') return Object.keys(value).length === 0 ? '{}' : JSON.stringify(value);
-  return String(value);
+  return typeof value === 'boolean' ? String(value) : JSON.stringify(value);
 }
 
 function sizeHint(key: string, value: unknown): string {
