@@ -227,7 +227,7 @@ function checkValue(value: unknown, spec: ScalarKeySpec, name: string): unknown 
     case 'string':
     case 'path':
       if (typeof value !== 'string') throw new ConfigError(`${name} must be a string, got ${describe(value)}`);
-      if (spec.kind === 'path' && value.trim() === '') throw new ConfigError(`${name} must not be empty`);
+      if (spec.kind === 'path' && spec.optional !== true && value.trim() === '') throw new ConfigError(`${name} must not be empty`);
       if (spec.choices && !spec.choices.includes(value)) {
         throw new ConfigError(`${name} must be one of ${spec.choices.map((c) => `"${c}"`).join(', ')}, got "${value}"`);
       }
