@@ -139,7 +139,9 @@ describe('exc with MCP servers', () => {
   it('checks the arguments against the input schema before calling', async () => {
     const err = await failure(call('every', 'get-sum', { a: 'two' }));
     expect(err.code).toBe('INVALID_REQUEST');
-    expect(err.message).toBe("the arguments do not match the input schema of get-sum: arguments must have required property 'b'; arguments/a must be number");
+    expect(err.message).toBe(
+      "the arguments do not match the input schema of every__get-sum: arguments must have required property 'b'; arguments/a must be number",
+    );
     // Never sent to the server.
     expect(sentToServer(wiretap).some((m) => m.method === 'tools/call' && JSON.stringify(m.params).includes('"two"'))).toBe(false);
   });

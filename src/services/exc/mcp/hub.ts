@@ -74,7 +74,11 @@ export class McpHub {
     const check = session.arguments?.checkFor(found.inputSchema);
     if (typeof check === 'function') {
       const problem = check(args);
-      if (problem !== undefined) throw new InvalidRequestError(`the arguments do not match the input schema of ${tool}: ${problem}`);
+      if (problem !== undefined) {
+        // Named as the model knows it.
+        const name = this.list().tools.find((t) => t.server === server && t.tool === tool)?.name ?? tool;
+        throw new InvalidRequestError(`the arguments do not match the input schema of ${name}: ${problem}`);
+      }
     } else if (check) ctx.log.warn({ server, tool, reason: check.error }, 'mcp input schema not compiled; arguments passed on unchecked');
 
     const decision = gateMcpCall(server, tool, session.trusted, annotationsOf(found));
