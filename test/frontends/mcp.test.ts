@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Endpoint } from '../../src/runtime/index.js';
+import { Endpoint, type RemoteError } from '../../src/runtime/index.js';
 import { EXC } from '../../src/protocol/exc.js';
 import { CLI_PATH, startProcess, type RunningProcess } from '../../src/testing/process.js';
 import { writeTestConfig } from '../../src/testing/suite.js';
@@ -209,5 +209,18 @@ describe('zino mcp --http', () => {
     const result = await new Endpoint(EXC, exc).request('call_tool', { server: 'zino', tool: 'search_memory', arguments: { query: 'backup server' } });
     expect(result).toMatchObject({ is_error: false, approval: 'read_only' });
     expect(result.content[0]?.text).toContain('vault');
+  });
+
+  it('is reconnected by exc after it went away and came back', async () => {
+    const exc = new Endpoint(EXC, path.join(dir, 'run', 'exc.sock'));
+    const search = () => exc.request('call_tool', { server: 'zino', tool: 'search_memory', arguments: { query: 'backup server' } });
+    expect(await httpFrontend.stop()).toEqual({ code: 0, signal: null });
+    // Nothing tells an HTTP client that its server left: the next call finds out.
+    const failed = await search().catch((e: unknown) => e as RemoteError);
+    expect(failed).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' });
+    expect((await serverState(path.join(dir, 'run', 'exc.sock'), 'zino'))?.state).not.toBe('up');
+    httpFrontend = startProcess(CLI_PATH, ['mcp', '--config', file, '--http', new URL(httpUrl).host]);
+    await waitFor(async () => (await serverState(path.join(dir, 'run', 'exc.sock'), 'zino'))?.state === 'up', 'exc to reconnect');
+    expect((await search()).content[0]?.text).toContain('vault');
   });
 });
