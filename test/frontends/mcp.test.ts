@@ -119,6 +119,20 @@ describe('zino mcp over stdio', () => {
     expect(textOf(upstream)).toBe('UPSTREAM_ERROR: the LLM API answered 400: model not found');
   });
 
+  it('says UPSTREAM_UNAVAILABLE, as a tool error, when no suite runs where it looks', async () => {
+    const { dir: empty, cleanup: done } = tempDir('zmcpn');
+    const lonely = new Client({ name: 'zino-test-host', version: '1.0.0' });
+    try {
+      await lonely.connect(new StdioClientTransport({ command: process.execPath, args: [CLI_PATH, 'mcp', '--dir', empty], stderr: 'ignore' }));
+      const result = await lonely.callTool({ name: 'search_memory', arguments: { query: 'x' } });
+      expect(result).toMatchObject({ isError: true, structuredContent: { code: 'UPSTREAM_UNAVAILABLE' } });
+      expect(textOf(result)).toMatch(/^UPSTREAM_UNAVAILABLE: cannot connect to mem at .*mem\.sock/);
+    } finally {
+      await lonely.close();
+      done();
+    }
+  });
+
   it('cancels the ZINO request when the host cancels the call', async () => {
     llm.script({ rules: [{ reply: 'never finishing', chunkSize: 1, hangAfterChunks: 2 }] });
     const controller = new AbortController();
