@@ -6,6 +6,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  */
 const UNIT = [
   'test/agr/format.test.ts',
+  'test/agr/mcp.test.ts',
   'test/agr/parser.test.ts',
   'test/cli/display.test.ts',
   'test/frontends/http-units.test.ts',
@@ -19,6 +20,7 @@ const UNIT = [
   'test/runtime/validate.test.ts',
   'test/services/ctx-budget.test.ts',
   'test/services/demo.test.ts',
+  'test/services/exc-mcp-units.test.ts',
   'test/services/exc-sandbox.test.ts',
   'test/services/exc-seccomp.test.ts',
   'test/services/mem-index-bound.test.ts',

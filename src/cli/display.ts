@@ -95,6 +95,7 @@ function firstLine(text: string, max = 100): string {
 function describeCall(frame: ToolCallEvent): string {
   if (frame.kind === 'tool') return `[tool] ${str(frame.name)}: ${firstLine(str(frame.code))}`;
   if (frame.kind === 'task') return `[task] ${str(frame.skill)}: ${firstLine(str(frame.request))}`;
+  if (frame.kind === 'mcp') return `[tool] ${str(frame.name)}: ${firstLine(JSON.stringify(frame.arguments ?? {}))}`;
   return `[tool] ${firstLine(str(frame.error) || 'invalid block')}`;
 }
 

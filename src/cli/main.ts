@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `zino` command: ask, chat, up, status, mem, serve, mock-llm,
+ * The `zino` command: ask, chat, up, status, mem, mcp, serve, mock-llm,
  * install-systemd, uninstall-systemd.
  */
 import { Command, Option } from 'commander';
@@ -8,6 +8,7 @@ import { SERVICE_NAMES } from '../runtime/index.js';
 import { VERSION } from '../version.js';
 import { askCommand, type AskOptions } from './commands/ask.js';
 import { chatCommand, type ChatOptions } from './commands/chat.js';
+import { mcpCommand } from './commands/mcp.js';
 import { memClear, memHistory, memRemember, memSearch, memSoft } from './commands/mem.js';
 import { mockLlmCommand } from './commands/mock-llm.js';
 import { serveCommand } from './commands/serve.js';
@@ -91,6 +92,13 @@ withConfig(
     .addOption(new Option('-k, --top-k <n>', 'how many results').default('3'))
     .option('--json', 'print as JSON'),
 ).action(memSearch);
+
+withConfig(
+  program
+    .command('mcp')
+    .description('serve ZINO to an MCP host on stdin/stdout (tools: ask, search_memory, remember, history)')
+    .option('--http <host:port>', 'serve Streamable HTTP at http://HOST:PORT/mcp instead (loopback addresses only)'),
+).action((options: ConfigOptions & { http?: string }) => mcpCommand(options));
 
 withConfig(
   program

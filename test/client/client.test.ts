@@ -160,6 +160,14 @@ describe('ZinoClient: each service', () => {
     expect(Object.keys(caps.executors)).toEqual(expect.arrayContaining(['bash', 'python3']));
   });
 
+  it('exc: listTools and callTool (no MCP server configured here; test/services/exc-mcp.test.ts has them)', async () => {
+    expect(await zino.exc.listTools()).toEqual({ type: 'tools', tools: [], servers: [] });
+    await expect(zino.exc.callTool('files', 'read_text_file', { path: '/x' })).rejects.toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: 'no MCP server "files" is configured (configured: none)',
+    });
+  });
+
   it('rtr: capabilities, collected and streamed inference', async () => {
     mock.reset({ rules: [{ reply: 'from the model', chunkSize: 4 }] });
     expect(await zino.rtr.capabilities()).toMatchObject({ model: 'client-model', configured: true });

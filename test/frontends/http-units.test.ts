@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AnswerText, fenced } from '../../src/frontends/http/answer-text.js';
+import { AnswerText, eventMarkdown, fenced } from '../../src/frontends/http/answer-text.js';
 import { parseJsonObject } from '../../src/frontends/http/body.js';
 import { parseChatRequest } from '../../src/frontends/http/chat-request.js';
 import { HttpError, fromZinoError } from '../../src/frontends/http/errors.js';
@@ -75,6 +75,16 @@ describe('AnswerText', () => {
   it('fences code with more backticks than it contains', () => {
     expect(fenced('a ``` b')).toBe('````\na ``` b\n````');
     expect(fenced('x\n', 'bash')).toBe('```bash\nx\n```');
+  });
+});
+
+describe('eventMarkdown', () => {
+  it('shows each kind of tool call readably: a program, a task, an MCP tool with its arguments, a call not run', () => {
+    expect(eventMarkdown({ type: 'tool_call', kind: 'tool', name: 'execute_bash', code: 'df -h' })).toContain('```bash\ndf -h\n```');
+    const mcp = eventMarkdown({ type: 'tool_call', kind: 'mcp', name: 'files__read_text_file', arguments: { path: '/srv/a.txt' } });
+    expect(mcp).toContain('MCP tool `files__read_text_file`');
+    expect(mcp).toContain('"path": "/srv/a.txt"');
+    expect(eventMarkdown({ type: 'tool_call', kind: 'invalid', error: 'no such tool' })).toContain('Tool call not run:** no such tool');
   });
 });
 

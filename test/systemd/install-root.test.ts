@@ -80,7 +80,9 @@ describe('install-systemd into a temp root', () => {
 
   it('installs the production dependencies and none of the development ones', () => {
     const modules = readdirSync(path.join(root, PREFIX, 'node_modules'));
-    expect(modules).toEqual(expect.arrayContaining(['commander', 'natural', 'openai', 'pino', 'smol-toml']));
+    expect(modules).toEqual(expect.arrayContaining(['@modelcontextprotocol', 'ajv', 'commander', 'natural', 'openai', 'pino', 'smol-toml']));
+    // The MCP SDK, not the MCP servers the tests use.
+    expect(readdirSync(path.join(root, PREFIX, 'node_modules', '@modelcontextprotocol'))).toEqual(['sdk']);
     expect(modules).not.toContain('vitest');
     expect(modules).not.toContain('typescript');
     const version = spawnSync(process.execPath, [path.join(root, PREFIX, 'dist/src/cli/main.js'), '--version'], { encoding: 'utf8' });

@@ -77,6 +77,7 @@ export function eventMarkdown(event: AgrEvent): string {
   if (event.type === 'tool_call') {
     if (event.kind === 'tool') return `\n\n**Running \`${inline(event.name)}\`:**\n\n${fenced(event.code, language(event.name))}\n\n`;
     if (event.kind === 'task') return `\n\n**Task \`${inline(event.skill)}\`:** ${oneLine(event.request)}\n\n`;
+    if (event.kind === 'mcp') return `\n\n**Calling MCP tool \`${inline(event.name)}\`:**\n\n${fenced(JSON.stringify(event.arguments, null, 2), 'json')}\n\n`;
     return `\n\n**Tool call not run:** ${oneLine(event.error)}\n\n`;
   }
   if (event.type === 'tool_result') {

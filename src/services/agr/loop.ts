@@ -20,6 +20,10 @@ export interface LoopDeps {
   exc: ExcTarget;
   catalog: AgrCatalog;
   maxBlockBytes: number;
+  /** MCP servers are configured: tool names outside the catalog go to exc's MCP tools. */
+  mcp: boolean;
+  /** Added to an MCP server's `timeout_s` for agr's bound on a call. */
+  mcpMarginMs: number;
 }
 
 /** One run's parameters. */
@@ -60,7 +64,16 @@ export async function runLoop(deps: LoopDeps, params: LoopParams, ctx: HandlerCo
   const flushEvents = async (): Promise<void> => {
     for (let event = pendingEvents.shift(); event; event = pendingEvents.shift()) await sink.event(event);
   };
-  const actionDeps = { rtr: deps.rtr, exc: deps.exc, sampling: params.sampling, signal: ctx.signal, requestId: ctx.requestId, onUsage };
+  const actionDeps = {
+    rtr: deps.rtr,
+    exc: deps.exc,
+    sampling: params.sampling,
+    signal: ctx.signal,
+    requestId: ctx.requestId,
+    onUsage,
+    mcpMarginMs: deps.mcpMarginMs,
+    executorTools: deps.catalog.tools.map((t) => t.name),
+  };
 
   let assistant = '';
   let iterations = 0;
@@ -84,7 +97,7 @@ export async function runLoop(deps: LoopDeps, params: LoopParams, ctx: HandlerCo
         blocks++;
         reply += event.block.raw;
         if (params.stream) await sink.chunk(event.block.raw);
-        const action = interpretBlock(event.block, deps.catalog, deps.maxBlockBytes);
+        const action = interpretBlock(event.block, deps.catalog, deps.maxBlockBytes, { mcp: deps.mcp });
         if (params.events) await sink.event(callEvent(action));
         ctx.log.info({ iteration: n, kind: action.kind, target: targetOf(action) }, 'block received');
         const outcome = await runAction(action, actionDeps);
@@ -117,10 +130,11 @@ export async function runLoop(deps: LoopDeps, params: LoopParams, ctx: HandlerCo
 
 function callEvent(action: Action): ToolCallEvent {
   if (action.kind === 'tool') return { type: 'tool_call', kind: 'tool', name: action.name, code: action.code };
+  if (action.kind === 'mcp') return { type: 'tool_call', kind: 'mcp', name: action.name, arguments: action.arguments };
   if (action.kind === 'task') return { type: 'tool_call', kind: 'task', skill: action.skill.name, request: action.request };
   return { type: 'tool_call', kind: 'invalid', error: action.error };
 }
 
 function targetOf(action: Action): string | undefined {
-  return action.kind === 'tool' ? action.name : action.kind === 'task' ? action.skill.name : undefined;
+  return action.kind === 'tool' || action.kind === 'mcp' ? action.name : action.kind === 'task' ? action.skill.name : undefined;
 }

@@ -1,6 +1,7 @@
 /**
  * zino-agr: the agentic loop. Message: `run` (streamed `chunk`… `done`, or one
- * `result`). Tools and skills come from the catalog, reloaded on SIGHUP.
+ * `result`). Tools and skills come from the catalog, reloaded on SIGHUP; MCP tools
+ * from exc (`list_tools`, `call_tool`).
  */
 import {
   Endpoint,
@@ -30,6 +31,8 @@ const agr: ServiceDefinition = {
     log.info({ tools: catalog.tools.map((t) => t.name), skills: catalog.skills.map((s) => s.name) }, 'catalog loaded');
     const rtr = new Endpoint(RTR, config.rtr.socket, clientOptions(config, 'rtr'));
     const exc = new Endpoint(EXC, config.exc.socket, clientOptions(config, 'exc', { timeoutMs: config.exc.timeout * 1000 + EXC_MARGIN_MS }));
+    // With MCP servers configured, a tool name outside the catalog may be one of exc's MCP tools.
+    const mcp = Object.keys(config.mcp.servers).length > 0;
 
     return {
       ...bindHandlers(AGR)({
@@ -48,7 +51,8 @@ const agr: ServiceDefinition = {
             chunk: (text: string) => ctx.send({ type: 'chunk', delta: text }),
             event: (frame: AgrEvent) => ctx.send(frame),
           };
-          const result = await runLoop({ rtr, exc, catalog, maxBlockBytes: config.agr.max_block_bytes }, params, ctx, sink);
+          const deps = { rtr, exc, catalog, maxBlockBytes: config.agr.max_block_bytes, mcp, mcpMarginMs: EXC_MARGIN_MS };
+          const result = await runLoop(deps, params, ctx, sink);
           const usage = result.usage ? { usage: result.usage } : {};
           ctx.log.info({ iterations: result.iterations, chars: result.text.length, limitReached: result.limitReached, ...usage }, 'run complete');
           return params.stream

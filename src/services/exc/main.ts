@@ -3,11 +3,13 @@
  * `capabilities`. Executors come from `[tools] dir`; runs are bounded in time
  * (`[exc] timeout`) and output (`[exc] max_output_bytes`), happen in a fresh private
  * working directory, and are sandboxed by bubblewrap per `[exc] sandbox`.
+ * It also keeps the sessions with the `[mcp.servers]` (`list_tools`, `call_tool`; mcp/).
  */
 import { ZinoError, bindHandlers, loadCatalog, requireString, type ServiceDefinition } from '../../runtime/index.js';
 import { EXC } from '../../protocol/exc.js';
 import { execute, validate } from './execute.js';
 import { buildExecutors, describeExecutor, type Executor } from './executors.js';
+import { startMcp } from './mcp/index.js';
 import { isRunUid, sweepRunUsers } from './run-users.js';
 import { SANDBOX_UID, analysisUser, detectSandbox, hiddenPaths } from './sandbox.js';
 import { which } from './which.js';
@@ -42,6 +44,7 @@ const exc: ServiceDefinition = {
 
     const names = (): string => [...executors.keys()].join(', ') || 'none';
     const find = (name: string): Executor | undefined => executors.get(name);
+    const mcp = startMcp(config, log);
 
     return {
       ...bindHandlers(EXC)({
@@ -81,7 +84,11 @@ const exc: ServiceDefinition = {
           if (!executor) return { type: 'validation', ok: false, errors: `unknown executor "${name.slice(0, 64)}" (available: ${names()})` };
           return validate(executor, code, ctx.signal, analysisUser(sandbox));
         },
+        list_tools: (request) => mcp.listTools(request),
+        call_tool: (request, ctx) => mcp.callTool(request, ctx),
       }),
+      reload: () => mcp.reload(),
+      close: () => mcp.close(),
     };
   },
 };
