@@ -13,8 +13,10 @@ import { mockLlmCommand } from './commands/mock-llm.js';
 import { serveCommand } from './commands/serve.js';
 import { statusCommand } from './commands/status.js';
 import { registerSystemdCommands } from './commands/systemd.js';
+import { initCommand } from './commands/init.js';
 import { upCommand } from './commands/up.js';
 import type { ConfigOptions } from './config.js';
+import { findCheckoutSuite } from './suite-dir.js';
 
 /**
  * Accepts the original client's spelling of flags: `-ch` is two letters, which
@@ -31,10 +33,23 @@ function withConfig(command: Command): Command {
     .option('--dir <dir>', 'sockets under DIR/run, data under DIR/data (default: $ZINO_DIR)');
 }
 
+/** Commands that start services rather than talk to a running suite: they never look for one in ./.zino. */
+const STARTERS = new Set(['up', 'serve', 'init']);
+
 const program = new Command('zino')
   .description('ZINO: an LLM agent platform for a Linux host')
   .version(VERSION, '-V, --version')
-  .showHelpAfterError('(run with --help for usage)');
+  .showHelpAfterError('(run with --help for usage)')
+  // One place for every client command (present and future): a suite running in ./.zino is
+  // used when nothing names another (suite-dir.ts), and the user is told so.
+  .hook('preAction', async (_program, command) => {
+    if (STARTERS.has(command.name()) || !command.options.some((o) => o.long === '--dir')) return;
+    const options = command.opts<ConfigOptions>();
+    const found = await findCheckoutSuite(options);
+    if (!found) return;
+    command.setOptionValue('dir', found.dir);
+    process.stderr.write(`${found.notice}\n`);
+  });
 
 withConfig(
   program
@@ -55,6 +70,12 @@ withConfig(
     .option('--channel <id>', 'channel for history (also -ch)', 'cli-chat')
     .option('--raw', 'print tool calls and results inline'),
 ).action((options: ChatOptions) => chatCommand(options));
+
+program
+  .command('init')
+  .description('write the local configuration DIR/ZINO.toml (default .zino/ZINO.toml), where your settings go')
+  .option('--dir <dir>', 'the runtime directory (default: $ZINO_DIR, else .zino)')
+  .action((options: { dir?: string }) => initCommand(options));
 
 withConfig(program.command('up').description('run all seven services in the foreground (Ctrl-C stops them)')).action((options: ConfigOptions) =>
   upCommand(options),

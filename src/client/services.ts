@@ -181,9 +181,12 @@ export class RtrClient {
     private readonly defaults: SamplingDefaults,
   ) {}
 
-  /** Whether rtr streams, the model, and whether it is configured. */
-  capabilities(options: CallOptions = {}): Promise<RtrCapabilities> {
-    return this.endpoint.request('capabilities', common(options), call(options));
+  /**
+   * Whether rtr streams, the model, and whether it is configured; with `probe`, rtr
+   * also checks the endpoint now (reachable? which models?) and reports it under `llm`.
+   */
+  capabilities(options: CallOptions & { probe?: boolean } = {}): Promise<RtrCapabilities> {
+    return this.endpoint.request('capabilities', { ...common(options), ...(options.probe ? { probe: true } : {}) }, call(options));
   }
 
   /** One collected completion. */

@@ -37,6 +37,8 @@ export interface ServiceStatus {
   /** Round trip of a ping, in milliseconds. */
   latency_ms?: number;
   error?: string;
+  /** ZINO extra: the system error behind `error` (ENOENT: no socket; ECONNREFUSED: nobody listening; EACCES). */
+  errno?: string;
   socket: string;
 }
 

@@ -218,7 +218,7 @@ describe('daemon', () => {
     script({ rules: [{ status: 401, errorMessage: 'bad key' }] });
     const group = await suite(ALL);
     expect(await frames(group, { message: 'hi', stream: true, channel_id: 'e' })).toEqual([
-      { type: 'error', code: 'UPSTREAM_ERROR', message: 'the LLM API answered 401: bad key (check [api] key or LLM_API_KEY)' },
+      { type: 'error', code: 'UPSTREAM_ERROR', message: expect.stringMatching(/^the LLM API answered 401: bad key \(rtr sent the key from \[api\] key\. /) },
     ]);
     const history = await request(group.get('mem').socket, { type: 'get_history', channel_id: 'e' });
     expect(history.messages).toEqual([]);

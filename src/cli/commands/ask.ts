@@ -4,7 +4,7 @@
  * all the way down to the LLM and any running code).
  */
 import { RemoteError, ZinoError, ZinoClient } from '../../client/index.js';
-import { EXIT } from '../../runtime/exit.js';
+import { EXIT, exitStatusFor } from '../../runtime/exit.js';
 import { cliClient, fail, howToStart, type ConfigOptions } from '../config.js';
 import { AnswerDisplay, type AnswerFrame } from '../display.js';
 
@@ -77,14 +77,14 @@ export async function askOnce(client: ZinoClient, params: AskParams): Promise<nu
       // The daemon answered with an error frame: --json shows it as it came.
       if (params.json) process.stdout.write(`${JSON.stringify(err.frame)}\n`);
       else process.stderr.write(`zino: ${err.message}\n`);
-      return EXIT.FAILURE;
+      return exitStatusFor(err);
     }
     if (err instanceof ZinoError && (err.code === 'UPSTREAM_UNAVAILABLE' || err.code === 'TIMEOUT')) {
       process.stderr.write(`zino: ${howToStart(client.socket('daemon'), err.detail.errno ?? err.code)}\n`);
       return EXIT.UNAVAILABLE;
     }
     process.stderr.write(`zino: ${(err as Error).message}\n`);
-    return EXIT.FAILURE;
+    return exitStatusFor(err);
   } finally {
     if (params.signal) params.signal.removeEventListener('abort', onSigint);
     else process.off('SIGINT', onSigint);

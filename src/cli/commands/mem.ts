@@ -2,16 +2,23 @@
  * `zino mem history|clear|soft|remember|search`: administering memory by talking
  * to mem directly (and to sys for the soft memory in the prompt).
  */
-import type { ZinoClient } from '../../client/index.js';
-import { EXIT } from '../../runtime/exit.js';
-import { cliClient, fail, type ConfigOptions } from '../config.js';
+import { ZinoError, type ZinoClient } from '../../client/index.js';
+import { EXIT, exitStatusFor } from '../../runtime/exit.js';
+import { cliClient, fail, howToStart, type ConfigOptions } from '../config.js';
 
-/** mem's answer to `call`, or the command ends with the error's message. */
+/**
+ * mem's answer to `call`, or the command ends with the error's message and the
+ * status of the one table (exit.ts): 69 when mem cannot be reached, with how to start it.
+ */
 async function mem<T>(call: (client: ZinoClient) => Promise<T>, client: ZinoClient): Promise<T> {
   try {
     return await call(client);
   } catch (err) {
-    return fail((err as Error).message);
+    const status = exitStatusFor(err);
+    if (err instanceof ZinoError && err.code === 'UPSTREAM_UNAVAILABLE' && err.detail.phase === 'connect') {
+      return fail(howToStart(client.socket('mem'), err.detail.errno ?? err.code, 'mem'), status);
+    }
+    return fail((err as Error).message, status);
   }
 }
 

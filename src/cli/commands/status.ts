@@ -1,49 +1,87 @@
 /**
- * `zino status`: asks the daemon for every service's state; when the daemon
- * itself is down, pings each service directly. Exit 0 when all seven answer.
+ * `zino status`: asks the daemon for every service's state and the LLM as rtr finds
+ * it now (endpoint, reachable, models, the model in use); when the daemon itself is
+ * down, pings each service directly and asks rtr itself. Exit status (exit.ts): 0
+ * when all seven answer and the LLM is usable, 69 when a service or the LLM cannot
+ * be reached, 78 when no LLM is configured.
  */
-import { SERVICE_NAMES, type ServiceStatus, type StatusReply } from '../../client/index.js';
+import path from 'node:path';
+import { SERVICE_NAMES, type RtrCapabilities, type ServiceStatus, type StatusReply, type ZinoClient } from '../../client/index.js';
 import { VERSION } from '../../version.js';
 import { EXIT } from '../../runtime/exit.js';
-import { cliClient, type ConfigOptions } from '../config.js';
+import { cliClient, howToStart, type ConfigOptions } from '../config.js';
+import { describeLlm, llmUsable } from '../llm-line.js';
 
 /** Runs `zino status`. */
 export async function statusCommand(options: ConfigOptions & { json?: boolean }): Promise<void> {
   const client = cliClient(options);
   let reply: StatusReply;
   try {
-    reply = await client.status({ timeoutMs: 5000 });
-  } catch (err) {
-    // The daemon is down: ask each service ourselves.
-    const pings = await client.pingAll({ timeoutMs: 1000 });
-    const services: Record<string, ServiceStatus> = {};
-    for (const name of SERVICE_NAMES) {
-      const result = pings[name];
-      const socket = client.socket(name);
-      if (result.ok) services[name] = { reachable: true, latency_ms: Math.round(result.ms * 100) / 100, socket };
-      else services[name] = { reachable: false, error: name === 'daemon' ? (err as Error).message : result.error.message, socket };
-    }
-    reply = { type: 'status', version: VERSION, services };
+    reply = await client.status({ timeoutMs: 10_000 });
+  } catch {
+    reply = await withoutDaemon(client);
   }
   const { services } = reply;
   const allUp = SERVICE_NAMES.every((name) => services[name]?.reachable);
   if (options.json) process.stdout.write(`${JSON.stringify(reply)}\n`);
-  else process.stdout.write(render(reply, services));
-  process.exit(allUp ? EXIT.OK : EXIT.FAILURE);
+  else process.stdout.write(render(reply, client));
+  process.exit(!allUp ? EXIT.UNAVAILABLE : reply.rtr?.configured === false ? EXIT.CONFIG : llmUsable(reply.rtr) ? EXIT.OK : EXIT.UNAVAILABLE);
 }
 
-function render(reply: StatusReply, services: Record<string, ServiceStatus>): string {
-  const lines = [`ZINO ${reply.version}`, ''];
+/** The daemon is down: ping each service ourselves, and ask rtr about the LLM when it answers. */
+async function withoutDaemon(client: ZinoClient): Promise<StatusReply> {
+  const pings = await client.pingAll({ timeoutMs: 1000 });
+  const services: Record<string, ServiceStatus> = {};
+  for (const name of SERVICE_NAMES) {
+    const result = pings[name];
+    const socket = client.socket(name);
+    if (result.ok) services[name] = { reachable: true, latency_ms: Math.round(result.ms * 100) / 100, socket };
+    else services[name] = { reachable: false, error: result.error.message, ...(result.error.detail.errno ? { errno: result.error.detail.errno } : {}), socket };
+  }
+  const reply: StatusReply = { type: 'status', version: VERSION, services };
+  if (pings.rtr.ok) {
+    try {
+      reply.rtr = await client.rtr.capabilities({ probe: true, timeoutMs: 10_000 });
+    } catch {
+      // rtr's row says it answered ping; the LLM line stays out.
+    }
+  }
+  return reply;
+}
+
+/** Why a service is down, without repeating its socket (the row shows it). */
+function reason(s: ServiceStatus): string {
+  switch (s.errno) {
+    case 'ENOENT':
+      return 'not running (no socket file)';
+    case 'ECONNREFUSED':
+      return 'not running (its socket file is left, nobody listens)';
+    case 'EACCES':
+      return 'permission denied on the socket (is this user in its group?)';
+    default:
+      return s.error ?? 'no answer';
+  }
+}
+
+function render(reply: StatusReply, client: ZinoClient): string {
+  const { services } = reply;
+  const runDir = path.dirname(client.socket('daemon'));
+  const lines = [`ZINO ${reply.version}, suite at ${runDir}`, ''];
   for (const name of SERVICE_NAMES) {
     const s = services[name];
     const state = s?.reachable ? `up    ${String(s.latency_ms ?? 0).padStart(7)} ms` : 'DOWN            ';
-    lines.push(`  ${name.padEnd(7)} ${state}  ${s?.socket ?? ''}${s?.reachable ? '' : `\n            ${s?.error ?? ''}`}`);
+    lines.push(`  ${name.padEnd(7)} ${state}  ${s?.socket ?? ''}${s && !s.reachable ? `  ${reason(s)}` : ''}`);
   }
-  const { rtr } = reply;
-  if (rtr) {
-    const model = rtr.model || '(not set)';
-    const backend = rtr.configured === false ? 'NOT CONFIGURED (see the rtr log)' : `${rtr.backend ?? 'openai'} backend`;
-    lines.push('', `  LLM: model ${model}, ${backend}, streaming ${rtr.streaming ? 'on' : 'off'}`);
+  if (reply.rtr) lines.push('', ...llmLines(reply.rtr));
+  if (!services.daemon?.reachable) {
+    const daemon = services.daemon;
+    lines.push('', howToStart(client.socket('daemon'), daemon?.errno ?? 'no answer'));
   }
   return `${lines.join('\n')}\n`;
+}
+
+function llmLines(rtr: RtrCapabilities): string[] {
+  const lines = [`  LLM:     ${describeLlm(rtr)}`];
+  if (rtr.backend === 'openai') lines.push(`  key:     ${rtr.key_source ?? 'unknown'}`, `  stream:  ${rtr.streaming ? 'on' : 'off'}`);
+  return lines;
 }

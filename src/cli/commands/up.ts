@@ -2,16 +2,23 @@
  * `zino up`: runs the whole suite in the foreground for development: the seven
  * services as children, restarted when they crash, all stopped on Ctrl-C/SIGTERM.
  */
+import path from 'node:path';
 import { ZinoClient } from '../../client/index.js';
 import { SERVICE_NAMES, isListening, type ServiceName } from '../../runtime/index.js';
-import { cliConfig, fail, type ConfigOptions } from '../config.js';
+import { writeLocalConfig } from '../../runtime/config/local.js';
+import { cliLoaded, fail, type ConfigOptions } from '../config.js';
 import { EXIT } from '../../runtime/exit.js';
+import { describeLlm } from '../llm-line.js';
 import { formatLogLine } from '../up/log-line.js';
 import { Supervisor } from '../up/supervisor.js';
 
 /** Runs the suite until a signal. */
 export async function upCommand(options: ConfigOptions): Promise<void> {
-  const config = cliConfig(options);
+  const wrote = await ensureLocalConfig(options);
+  const loaded = cliLoaded(options);
+  const { config } = loaded;
+  // Printed once here: the services are told (ZINO_SUPERVISED) not to repeat them seven times.
+  for (const warning of loaded.warnings) process.stderr.write(`zino up: configuration warning: ${warning}\n`);
   const args: string[] = [];
   if (options.config !== undefined) args.push('--config', options.config);
   if (options.dir !== undefined) args.push('--dir', options.dir);
@@ -50,19 +57,33 @@ export async function upCommand(options: ConfigOptions): Promise<void> {
     await supervisor.stop();
     fail((err as Error).message);
   }
-  process.stdout.write(await banner(new ZinoClient({ config }), options));
+  process.stdout.write(await banner(new ZinoClient({ config }), options, loaded.files, wrote));
 }
 
-async function banner(client: ZinoClient, options: ConfigOptions): Promise<string> {
+/**
+ * With a runtime directory and no explicit config file, the local configuration
+ * `DIR/ZINO.toml` is where the user's settings go: written on the first start.
+ */
+async function ensureLocalConfig(options: ConfigOptions): Promise<string | undefined> {
+  const dir = options.dir ?? (process.env.ZINO_DIR || undefined);
+  if (dir === undefined || options.config !== undefined || process.env.ZINO_CONFIG) return undefined;
+  try {
+    const { file, created } = await writeLocalConfig(path.resolve(dir));
+    return created ? file : undefined;
+  } catch (err) {
+    return fail(`cannot write the local configuration in ${dir}: ${(err as Error).message}`, EXIT.CONFIG);
+  }
+}
+
+async function banner(client: ZinoClient, options: ConfigOptions, files: string[], wrote: string | undefined): Promise<string> {
   let llm = 'unknown (rtr did not answer)';
   try {
-    const caps = await client.rtr.capabilities({ timeoutMs: 2000 });
-    if (caps.configured === false) llm = 'NOT CONFIGURED: set [api] base_url in ZINO.toml (see the rtr log)';
-    else if (caps.backend === 'demo') llm = 'the built-in demo model (set [api] base_url in ZINO.toml for a real one)';
-    else llm = caps.model || 'auto-detected model';
+    llm = describeLlm(await client.rtr.capabilities({ probe: true, timeoutMs: 10_000 }));
   } catch {
     // keep "unknown"
   }
+  const shown = (file: string): string => path.relative(process.cwd(), file) || file;
+  const configLine = files.length === 0 ? '(none: built-in defaults)' : files.map(shown).join(' + ');
   // `npm start` runs from a source checkout, where the ./zino wrapper stands in for an installed zino.
   const zino = process.env.npm_lifecycle_event === 'start' ? './zino' : 'zino';
   const flags = [options.config !== undefined ? `--config ${options.config}` : '', options.dir !== undefined ? `--dir ${options.dir}` : '']
@@ -71,6 +92,7 @@ async function banner(client: ZinoClient, options: ConfigOptions): Promise<strin
   const cmd = (sub: string): string => [zino, sub, flags].filter(Boolean).join(' ');
   return [
     'ZINO is up: all 7 services answer.',
+    `  config:  ${configLine}${wrote ? ` (${shown(wrote)} written now: your settings go there)` : ''}`,
     `  LLM:     ${llm}`,
     `  daemon:  ${client.socket('daemon')}`,
     `  ask:     ${cmd('ask')} "how much disk space is free?"`,

@@ -53,7 +53,9 @@ export const KEY_NOTES: Readonly<Record<string, string>> = {
   'api.base_url':
     'Empty: rtr answers every `infer` with a `NOT_CONFIGURED` error saying what to set. `"demo"` selects the built-in demo model; the shipped ZINO.toml sets it so that a fresh checkout answers. The contract leaves it unset.',
   'api.key':
-    'Prefer the environment (or a systemd `EnvironmentFile=`) to the file. A server on localhost or a loopback address needs none. The contract leaves it unset.',
+    'Read by rtr, so it must reach the process that runs rtr: prefer `key_file`, or `LLM_API_KEY` in the environment of `npm start` / `zino up` / the zino-rtr unit (an `EnvironmentFile=`); exporting it in the shell of `zino ask` does nothing. A server on localhost or a loopback address needs none. The contract leaves it unset.',
+  'api.key_file':
+    'Used when `[api] key` is empty, before `LLM_API_KEY`. Only rtr reads it, at start and on SIGHUP; it refuses a file that group or others may read (`chmod 600 FILE`). Put it in the local configuration (`zino init`), e.g. `key_file = "llm.key"` beside it.',
   'service.model': 'Empty: rtr asks the endpoint for its models and uses the only one it serves (else `NOT_CONFIGURED`). The contract leaves it unset.',
   'rtr.max_retries': 'A reply that has started streaming is never retried.',
   'exc.sandbox':
@@ -88,7 +90,7 @@ function allowed(spec: AnyKeySpec): string {
     case 'boolean':
       return '`true`, `false`';
     case 'path':
-      return 'non-empty; relative to the config file';
+      return spec.default === '' ? 'empty (none), or a path relative to the config file' : 'non-empty; relative to the config file';
     case 'string':
       return spec.choices ? spec.choices.map((c) => `\`"${c}"\``).join(', ') : 'any';
     case 'number':
@@ -133,12 +135,18 @@ export function renderConfigReference(): string {
     '1. `--config FILE` on the command line (what the systemd units pass:',
     '   `/etc/zino/ZINO.toml`);',
     '2. else `$ZINO_CONFIG`;',
-    '3. else `./ZINO.toml` in the current directory, when it exists;',
+    '3. else `./ZINO.toml` in the current directory, when it exists, and on top of it',
+    '   the **local configuration** `DIR/ZINO.toml` of the runtime directory (`--dir DIR`,',
+    '   else `$ZINO_DIR`; the `zino` command also finds a suite running in `./.zino`),',
+    '   when that exists: `zino init` writes it, and so does the first `zino up --dir DIR`',
+    '   (`npm start`). A key set there wins over the same key in `./ZINO.toml`; in a',
+    '   source checkout this keeps your settings out of the tracked reference file;',
     '4. else no file: every key takes its default.',
     '',
     'A file named by `--config` or `$ZINO_CONFIG` must be readable. Relative paths',
-    '(keys of type `path`) are resolved against the directory of the file, or the',
-    'current directory when there is none. An unknown section or key is logged as a',
+    '(keys of type `path`) are resolved against the directory of the file that sets them;',
+    'defaults against that of the first file read, or the current directory when there is',
+    'none. An unknown section or key is logged as a',
     'warning (with a "did you mean" for a near miss) and ignored; a value of the wrong',
     'type or out of range stops the process with a message naming the file and the key',
     '(exit status 78, which systemd does not restart on).',
@@ -159,7 +167,7 @@ export function renderConfigReference(): string {
     '|---|---|',
     '| `ZINO_CONFIG` | the config file, when `--config` is not given |',
     '| `ZINO_DIR` | the runtime directory, when `--dir` is not given (see above) |',
-    '| `LLM_API_KEY` | the API key, when `[api] key` is empty |',
+    '| `LLM_API_KEY` | the API key, when `[api] key` and `[api] key_file` are empty; read by rtr, so it belongs in the environment of `npm start` / `zino up` / the zino-rtr unit |',
     '| `ZINO_LOG_LEVEL` | the log level, overriding `[logging] level` |',
     '',
     '## Keys',

@@ -51,8 +51,10 @@ export interface ResolvedConfig {
   api: {
     /** OpenAI-compatible API endpoint; `"demo"` selects the built-in demo model. @default "" (not configured) */
     base_url: string;
-    /** API key; falls back to the `LLM_API_KEY` environment variable. @default "" */
+    /** API key; falls back to `key_file`, then to the `LLM_API_KEY` environment variable. @default "" */
     key: string;
+    /** File holding the API key (read by rtr only; must not be readable by group or others). @default "" (none) */
+    key_file: string;
   };
   service: {
     /** Model identifier. @default "" */
@@ -201,7 +203,8 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
   },
   api: {
     base_url: { kind: 'string', default: '', doc: 'OpenAI-compatible API endpoint ("demo" = built-in demo model)' },
-    key: { kind: 'string', default: '', doc: 'API key (falls back to the LLM_API_KEY environment variable)' },
+    key: { kind: 'string', default: '', doc: 'API key (falls back to key_file, then to the LLM_API_KEY environment variable)' },
+    key_file: { kind: 'path', default: '', doc: 'File holding the API key, read by rtr only; it must be mode 0600 or stricter' },
   },
   service: {
     model: { kind: 'string', default: '', doc: 'Model identifier' },
