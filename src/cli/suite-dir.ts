@@ -34,7 +34,10 @@ export async function findCheckoutSuite(options: DetectOptions): Promise<FoundSu
   if (!socketsAreDefault(env, cwd)) return undefined;
   const socket = path.join(cwd, CHECKOUT_DIR, 'run', 'daemon.sock');
   if (!existsSync(socket) || !(await isListening(socket))) return undefined;
-  return { dir: CHECKOUT_DIR, notice: `zino: using the suite running in ./${CHECKOUT_DIR} (as with --dir ${CHECKOUT_DIR}; pass --dir or --config for another)` };
+  return {
+    dir: CHECKOUT_DIR,
+    notice: `zino: using the suite running in ./${CHECKOUT_DIR} (as with --dir ${CHECKOUT_DIR}; pass --dir or --config for another)`,
+  };
 }
 
 /** True when `./ZINO.toml` (if any) leaves the daemon's socket at its default: it does not say where the suite is. */

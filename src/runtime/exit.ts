@@ -5,7 +5,7 @@
  * is 69 for `ask`, `chat`, `status` and `mem` alike. docs/operations.md prints this
  * table; {@link exitStatusFor} is how a command turns an error into one.
  */
-import { ZinoError } from './errors.js';
+import { ZinoError, type ErrorCode } from './errors.js';
 
 /** The exit statuses. */
 export const EXIT = {
@@ -52,21 +52,24 @@ export const EXIT_TABLE: readonly { status: ExitStatus; name: keyof typeof EXIT;
  */
 export function exitStatusFor(err: unknown): ExitStatus {
   if (!(err instanceof ZinoError)) return EXIT.FAILURE;
-  switch (err.code) {
-    case 'UPSTREAM_UNAVAILABLE':
-    case 'CONNECTION_CLOSED':
-    case 'TIMEOUT':
-    case 'SHUTTING_DOWN':
-    case 'OVERLOADED':
-      return EXIT.UNAVAILABLE;
-    case 'CONFIG':
-    case 'NOT_CONFIGURED':
-      return EXIT.CONFIG;
-    case 'ADDRESS_IN_USE':
-      return EXIT.IN_USE;
-    case 'CANCELLED':
-      return EXIT.INTERRUPTED;
-    default:
-      return EXIT.FAILURE;
-  }
+  return STATUS_OF_CODE[err.code];
 }
+
+/** Every error code's exit status: a new code must be placed here (the compiler asks for it). */
+const STATUS_OF_CODE: Readonly<Record<ErrorCode, ExitStatus>> = {
+  UPSTREAM_UNAVAILABLE: EXIT.UNAVAILABLE,
+  CONNECTION_CLOSED: EXIT.UNAVAILABLE,
+  TIMEOUT: EXIT.UNAVAILABLE,
+  SHUTTING_DOWN: EXIT.UNAVAILABLE,
+  OVERLOADED: EXIT.UNAVAILABLE,
+  CONFIG: EXIT.CONFIG,
+  NOT_CONFIGURED: EXIT.CONFIG,
+  ADDRESS_IN_USE: EXIT.IN_USE,
+  CANCELLED: EXIT.INTERRUPTED,
+  FRAME_TOO_LARGE: EXIT.FAILURE,
+  INVALID_FRAME: EXIT.FAILURE,
+  INVALID_REQUEST: EXIT.FAILURE,
+  UNKNOWN_TYPE: EXIT.FAILURE,
+  UPSTREAM_ERROR: EXIT.FAILURE,
+  INTERNAL: EXIT.FAILURE,
+};

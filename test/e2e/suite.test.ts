@@ -277,7 +277,8 @@ describe('the CLI', () => {
     const result = await runCli(['status', '--config', file]);
     expect(result.code).toBe(0);
     for (const name of ['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx']) expect(result.stdout).toMatch(new RegExp(`^  ${name} +up `, 'm'));
-    expect(result.stdout).toContain('LLM: model e2e-model, openai backend, streaming on');
+    expect(result.stdout).toContain(`LLM:     ${llm.mock.baseUrl}, model e2e-model; reachable, serves mock-model (WARNING: not e2e-model)`);
+    expect(result.stdout).toContain('key:     [api] key');
   });
 
   it('administers memory with zino mem', async () => {

@@ -112,7 +112,7 @@ describe('loadConfig: the local configuration DIR/ZINO.toml (issue 15, point 1)'
     expect(loadConfig({ cwd: dir, env: { ZINO_DIR: path.join(dir, '.zino') } }).config.service.model).toBe('local');
   });
 
-  it('resolves each file\'s relative paths against its own directory, defaults against the first file\'s', () => {
+  it("resolves each file's relative paths against its own directory, defaults against the first file's", () => {
     write('ZINO.toml', '[sys]\ntemplate = "SYSTEM.md"\n');
     write('.zino/ZINO.toml', '[api]\nkey_file = "llm.key"\n[skills]\ndir = "myskills"\n');
     const { config } = loadConfig({ cwd: dir, env: {}, dir: '.zino' });
@@ -139,7 +139,10 @@ describe('loadConfig: the local configuration DIR/ZINO.toml (issue 15, point 1)'
 
   it('lets [api] key_file win over LLM_API_KEY, and [api] key over both', () => {
     write('.zino/ZINO.toml', '[api]\nkey_file = "llm.key"\n');
-    expect(loadConfig({ cwd: dir, env: { LLM_API_KEY: 'sk-env' }, dir: '.zino' }).config.api).toMatchObject({ key: '', key_file: path.join(dir, '.zino/llm.key') });
+    expect(loadConfig({ cwd: dir, env: { LLM_API_KEY: 'sk-env' }, dir: '.zino' }).config.api).toMatchObject({
+      key: '',
+      key_file: path.join(dir, '.zino/llm.key'),
+    });
     write('.zino/ZINO.toml', '[api]\nkey_file = "llm.key"\nkey = "sk-file"\n');
     expect(loadConfig({ cwd: dir, env: { LLM_API_KEY: 'sk-env' }, dir: '.zino' }).config.api.key).toBe('sk-file');
   });

@@ -47,11 +47,13 @@ const USER = [{ role: 'user', content: 'hello' }];
 const infer = (socket: string, stream = false) => request(socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream });
 
 describe('[api] key_file (point 2)', () => {
-  const withKeyFile = (mode: number, key = 'sk-from-file\n') => (dir: string) => {
-    const file = path.join(dir, 'llm.key');
-    writeFileSync(file, key);
-    chmodSync(file, mode);
-  };
+  const withKeyFile =
+    (mode: number, key = 'sk-from-file\n') =>
+    (dir: string) => {
+      const file = path.join(dir, 'llm.key');
+      writeFileSync(file, key);
+      chmodSync(file, mode);
+    };
 
   it('is read by rtr and wins over LLM_API_KEY', async () => {
     llm.script({ rules: [{ reply: 'keyed' }] });

@@ -49,18 +49,15 @@ async function withoutDaemon(client: ZinoClient): Promise<StatusReply> {
   return reply;
 }
 
-/** Why a service is down, without repeating its socket (the row shows it). */
+/** What a system error on a service's socket means, without repeating the socket (the row shows it). */
+const WHY: Readonly<Record<string, string>> = {
+  ENOENT: 'not running (no socket file)',
+  ECONNREFUSED: 'not running (its socket file is left, nobody listens)',
+  EACCES: 'permission denied on the socket (is this user in its group?)',
+};
+
 function reason(s: ServiceStatus): string {
-  switch (s.errno) {
-    case 'ENOENT':
-      return 'not running (no socket file)';
-    case 'ECONNREFUSED':
-      return 'not running (its socket file is left, nobody listens)';
-    case 'EACCES':
-      return 'permission denied on the socket (is this user in its group?)';
-    default:
-      return s.error ?? 'no answer';
-  }
+  return (s.errno === undefined ? undefined : WHY[s.errno]) ?? s.error ?? 'no answer';
 }
 
 function render(reply: StatusReply, client: ZinoClient): string {

@@ -19,8 +19,8 @@ export const LOCAL_CONFIG_TEXT = `# ZINO local configuration (written by \`zino 
 # Relative paths here are resolved against this directory.
 
 [api]
-# The LLM: any OpenAI-compatible endpoint, or "demo" (the built-in demo model).
-base_url = "demo"
+# The LLM: any OpenAI-compatible endpoint, or "demo" (the built-in demo model,
+# which a source checkout's ZINO.toml sets). Uncomment one line:
 #   OpenAI      base_url = "https://api.openai.com/v1"
 #   OpenRouter  base_url = "https://openrouter.ai/api/v1"
 #   Ollama      base_url = "http://127.0.0.1:11434/v1"

@@ -54,7 +54,7 @@ export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promi
       },
       (err: unknown) => {
         signal.removeEventListener('abort', onAbort);
-        reject(err as Error);
+        reject(err);
       },
     );
   });

@@ -17,7 +17,12 @@ const EXAMPLES =
   'llama.cpp "http://127.0.0.1:8080/v1", vLLM "http://127.0.0.1:8000/v1", or "demo" for the built-in demo model';
 
 /** Chooses the backend from `[api]` and `[service]`; `configFile` is named in advice. */
-export function selectBackend(config: Readonly<ResolvedConfig>, log: Logger, configFile: string | null = null, env: NodeJS.ProcessEnv = process.env): Selection {
+export function selectBackend(
+  config: Readonly<ResolvedConfig>,
+  log: Logger,
+  configFile: string | null = null,
+  env: NodeJS.ProcessEnv = process.env,
+): Selection {
   const file = configFile ?? 'ZINO.toml';
   const baseUrl = config.api.base_url.trim();
   if (baseUrl === 'demo') return { backend: new DemoBackend(), keySource: 'no key' };
