@@ -7,7 +7,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const UNIT = [
   'test/agr/format.test.ts',
   'test/agr/parser.test.ts',
+  'test/cli/degraded.test.ts',
   'test/cli/display.test.ts',
+  'test/cli/waiting.test.ts',
   'test/runtime/catalog.test.ts',
   'test/runtime/config-reference.test.ts',
   'test/runtime/config.test.ts',

@@ -13,11 +13,22 @@ export interface AskRequest {
   request_id?: string | undefined;
 }
 
+/**
+ * What an answer was made without, or how it was cut short (ZINO extra `degraded`):
+ * - `max_iterations`: the loop stopped at `[agr] max_iterations` while the model still called tools;
+ * - `tools`: agr could not be reached: rtr answered directly and no tool call was run;
+ * - `system_prompt`: sys failed; `context`: ctx failed;
+ * - `hard_memories`, `history`: mem could not supply them to ctx.
+ */
+export type Degradation = 'max_iterations' | 'tools' | 'system_prompt' | 'context' | 'hard_memories' | 'history';
+
 /** The extras the daemon adds to its terminal frames. */
 interface AnswerExtras {
   iterations?: number;
   /** "agr", or "rtr" when agr was unreachable. */
   via?: 'agr' | 'rtr';
+  /** What the answer lacks (see {@link Degradation}); absent when nothing. */
+  degraded?: Degradation[];
 }
 
 /** A streamed piece of the answer (as rtr's). */

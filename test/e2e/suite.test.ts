@@ -265,6 +265,18 @@ describe('the CLI', () => {
     expect(result.stdout).toBe('');
   });
 
+  it('says on stderr, in --json and in the exit status when an answer was cut short (issue 15, point 6)', async () => {
+    script({ rules: [{ reply: 'Again.<tool_call>{"name":"execute_bash","arguments":{"code":"echo more"}}</tool_call>' }] });
+    const result = await runCli(['ask', '--config', file, 'loop forever']);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain(
+      'zino: the answer was cut short: the model was still calling tools when the iteration limit (5) was reached ([agr] max_iterations).\n',
+    );
+    const json = await runCli(['ask', '--config', file, '--json', 'loop forever']);
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stdout.trim().split('\n').at(-1) ?? 'null')).toMatchObject({ type: 'response', iterations: 5, degraded: ['max_iterations'] });
+  });
+
   it('cancels cleanly on Ctrl-C', async () => {
     script({ rules: [{ reply: 'never finishing', chunkSize: 1, hangAfterChunks: 3 }] });
     const result = await runCli(['ask', '--config', file, '-s', 'wait'], { signalAfter: { text: 'nev', signal: 'SIGINT' } });

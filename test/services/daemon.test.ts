@@ -99,7 +99,7 @@ describe('daemon', () => {
     const group = await suite(['rtr', 'daemon'], { rtr: { streaming: false } });
     expect(await frames(group, { message: 'hi', stream: true })).toEqual([
       { type: 'chunk', delta: 'collected only' },
-      { type: 'done', full_text: 'collected only', usage: expect.any(Object), via: 'rtr' },
+      { type: 'done', full_text: 'collected only', usage: expect.any(Object), via: 'rtr', degraded: ['tools', 'system_prompt', 'context'] },
     ]);
   });
 

@@ -3,10 +3,12 @@
  * tool activity and errors to stderr. Ctrl-C cancels the request (which cancels it
  * all the way down to the LLM and any running code).
  */
-import { RemoteError, ZinoError, ZinoClient } from '../../client/index.js';
+import { RemoteError, ZinoError, ZinoClient, type DoneFrame, type ResponseFrame } from '../../client/index.js';
 import { EXIT, exitStatusFor } from '../../runtime/exit.js';
 import { cliClient, fail, howToStart, type ConfigOptions } from '../config.js';
+import { degradedReport } from '../degraded.js';
 import { AnswerDisplay, type AnswerFrame } from '../display.js';
+import { WaitingIndicator } from '../waiting.js';
 
 /** Options of `zino ask`. */
 export interface AskOptions extends ConfigOptions {
@@ -58,16 +60,24 @@ export async function askOnce(client: ZinoClient, params: AskParams): Promise<nu
     events: !params.json || params.events,
   };
   const display = new AnswerDisplay({ out: process.stdout, err: process.stderr }, params.raw);
+  // Streamed answers on a terminal: a line on stderr while the answer is silent (waiting.ts).
+  const waiting = new WaitingIndicator(process.stderr, { enabled: params.stream });
+  let terminal: DoneFrame | ResponseFrame | undefined;
   try {
     const show = (frame: AnswerFrame): void => {
+      waiting.activity(frame.type === 'tool_call' ? 'tool' : 'model');
+      if (frame.type === 'done' || frame.type === 'response') terminal = frame;
       if (params.json) process.stdout.write(`${JSON.stringify(frame)}\n`);
       else display.frame(frame);
     };
+    waiting.start();
     if (params.stream) for await (const frame of client.askStream(params.message, options)) show(frame);
     else show(await client.ask(params.message, { ...options, onEvent: options.events ? show : undefined }));
+    waiting.stop();
     if (!params.json) display.finish();
-    return EXIT.OK;
+    return terminal ? reportDegraded(terminal, client.config.agr.max_iterations) : EXIT.OK;
   } catch (err) {
+    waiting.stop();
     if (!params.json) display.finish();
     if (controller.signal.aborted) {
       process.stderr.write('zino: cancelled\n');
@@ -89,6 +99,13 @@ export async function askOnce(client: ZinoClient, params: AskParams): Promise<nu
     if (params.signal) params.signal.removeEventListener('abort', onSigint);
     else process.off('SIGINT', onSigint);
   }
+}
+
+/** Tells the user on stderr what the answer lacks; INCOMPLETE (3) when it was cut short. */
+function reportDegraded(frame: DoneFrame | ResponseFrame, maxIterations: number): number {
+  const report = degradedReport(frame, maxIterations);
+  for (const line of report.lines) process.stderr.write(`zino: ${line}\n`);
+  return report.incomplete ? EXIT.INCOMPLETE : EXIT.OK;
 }
 
 async function readStdin(): Promise<string> {

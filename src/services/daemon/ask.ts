@@ -24,7 +24,7 @@ import {
   type ResolvedConfig,
   type Unvalidated,
 } from '../../runtime/index.js';
-import type { AgrEvent, AskRequest, ChunkFrame, DoneFrame, ResponseFrame } from '../../protocol/daemon.js';
+import type { AgrEvent, AskRequest, ChunkFrame, Degradation, DoneFrame, ResponseFrame } from '../../protocol/daemon.js';
 import { MEM, checkChannelId } from '../../protocol/mem.js';
 import type { ChannelLock } from './channel-lock.js';
 import { dispatch } from './dispatch.js';
@@ -79,6 +79,9 @@ export async function ask(
     if (!terminal) throw new ZinoError('CONNECTION_CLOSED', 'no answer came back');
     if (terminal.type === 'error') return terminal;
     const answer = terminal.type === 'done' ? textOf(terminal.full_text ?? text) : textOf(terminal.content ?? '');
+    // What the answer lacks, said to the client (an extra field) as well as logged.
+    const degraded: Degradation[] = [...(terminal.degraded ?? []), ...(terminal.via === 'rtr' ? ['tools' as const] : []), ...prompt.missing];
+    if (degraded.length > 0) terminal = { ...terminal, degraded };
     if (channelId !== undefined) await store(config, channelId, message, answer, ctx);
     ctx.log.info(
       {
@@ -88,7 +91,7 @@ export async function ask(
         chars: answer.length,
         ttftMs: round(firstChunkMs),
         durationMs: round(performance.now() - started),
-        degraded: prompt.missing,
+        degraded,
       },
       'answered',
     );
