@@ -39,7 +39,7 @@ export async function assemblePrompt(config: Readonly<ResolvedConfig>, message: 
     messages.push(...chatMessages(context.value.messages).map(forChatApi));
     // ctx answers without what mem could not supply, and says which (checked: another process's data).
     const parts: unknown = context.value.missing;
-    if (Array.isArray(parts)) for (const part of parts) if (part === 'hard_memories' || part === 'history') missing.push(part);
+    if (Array.isArray(parts)) for (const part of parts as unknown[]) if (part === 'hard_memories' || part === 'history') missing.push(part);
   } else {
     missing.push('context');
     ctx.log.warn({ reason: reasonOf(context) }, 'no context: ctx failed; answering without it');
