@@ -7,6 +7,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const UNIT = [
   'test/agr/format.test.ts',
   'test/agr/parser.test.ts',
+  'test/cli/chat-commands.test.ts',
   'test/cli/degraded.test.ts',
   'test/cli/display.test.ts',
   'test/cli/waiting.test.ts',

@@ -68,7 +68,8 @@ withConfig(
     .command('chat')
     .description('an interactive session on a channel')
     .option('--channel <id>', 'channel for history (also -ch)', 'cli-chat')
-    .option('--raw', 'print tool calls and results inline'),
+    .option('--raw', 'print tool calls and results inline')
+    .option('--reconnect <seconds>', 'how long to wait for a daemon that stops answering mid-session (default 30)'),
 ).action((options: ChatOptions) => chatCommand(options));
 
 program

@@ -45,6 +45,12 @@ export interface AskParams {
   events: boolean;
   /** Cancels the request; by default Ctrl-C does. */
   signal?: AbortSignal;
+  /**
+   * Told of a failure to talk to the daemon itself (not an error answer): it could
+   * not be reached, or went away mid-answer. Returning true means "handled, print
+   * nothing": `zino chat` waits for a restarting daemon and sends again.
+   */
+  onDaemonError?: (err: ZinoError) => boolean;
 }
 
 /** Asks once and prints the answer; returns the exit status. */
@@ -89,6 +95,7 @@ export async function askOnce(client: ZinoClient, params: AskParams): Promise<nu
       else process.stderr.write(`zino: ${err.message}\n`);
       return exitStatusFor(err);
     }
+    if (err instanceof ZinoError && params.onDaemonError?.(err)) return exitStatusFor(err);
     if (err instanceof ZinoError && (err.code === 'UPSTREAM_UNAVAILABLE' || err.code === 'TIMEOUT')) {
       process.stderr.write(`zino: ${howToStart(client.socket('daemon'), err.detail.errno ?? err.code)}\n`);
       return EXIT.UNAVAILABLE;
