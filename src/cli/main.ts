@@ -8,7 +8,7 @@ import { SERVICE_NAMES } from '../runtime/index.js';
 import { VERSION } from '../version.js';
 import { askCommand, type AskOptions } from './commands/ask.js';
 import { chatCommand, type ChatOptions } from './commands/chat.js';
-import { memClear, memHistory, memRemember, memSearch, memSoft } from './commands/mem.js';
+import { memClear, memForget, memHistory, memRemember, memSearch, memSoft } from './commands/mem.js';
 import { mockLlmCommand } from './commands/mock-llm.js';
 import { serveCommand } from './commands/serve.js';
 import { statusCommand } from './commands/status.js';
@@ -86,7 +86,7 @@ withConfig(program.command('status').description('show whether each service answ
   (options: ConfigOptions & { json?: boolean }) => statusCommand(options),
 );
 
-const memory = program.command('mem').description('administer memory: history, clear, soft, remember, search');
+const memory = program.command('mem').description('administer memory: history, clear, soft, remember, search, forget');
 withConfig(
   memory
     .command('history')
@@ -102,6 +102,7 @@ withConfig(memory.command('soft').description('show the soft memory, or replace 
 withConfig(memory.command('remember').description('store a hard memory').argument('<text...>').option('--tag <tag>', 'a tag that helps finding it')).action(
   memRemember,
 );
+withConfig(memory.command('forget').description('delete a hard memory by its id (as remember and search show it)').argument('<id>')).action(memForget);
 withConfig(
   memory
     .command('search')

@@ -62,6 +62,20 @@ export interface StatusReply {
   rtr?: RtrCapabilities;
 }
 
+/**
+ * The largest inbound `message` the daemon accepts: `[daemon] max_message_bytes`, and
+ * at most a quarter of `[limits] max_frame_bytes` (with the context and the system
+ * prompt, it must still fit in one frame). Clients check it before sending too.
+ */
+export function maxMessageBytes(config: { daemon: { max_message_bytes: number }; limits: { max_frame_bytes: number } }): number {
+  return Math.min(config.daemon.max_message_bytes, Math.floor(config.limits.max_frame_bytes / 4));
+}
+
+/** The refusal of a message of `bytes` over {@link maxMessageBytes}: says the bound and where it comes from. */
+export function messageTooLarge(bytes: number, bound: number): string {
+  return `the message is ${bytes} bytes, over the bound of ${bound} bytes ([daemon] max_message_bytes, and at most a quarter of [limits] max_frame_bytes); it was not sent`;
+}
+
 /** `{"type":"status"}` (ZINO extra). */
 export interface StatusRequest {
   type: 'status';

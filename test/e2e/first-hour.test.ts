@@ -156,6 +156,14 @@ describe('one exit status for one cause (point 8)', () => {
       expect(status).toContain(`  daemon  DOWN              ${socket}  not running (no socket file)\n`);
       expect(status.split(socket).length - 1).toBe(2);
       expect(results[2]?.stderr).toMatch(/^zino: cannot reach mem at .*mem\.sock \(ENOENT\)\.\nStart the suite/);
+      // A message over the daemon's bound is refused before sending, with the bound: even one over the frame limit.
+      for (const size of [2 * 1024 * 1024, 20 * 1024 * 1024]) {
+        const big = await runCli(['ask', '--dir', empty], { cwd: empty, env, input: 'a'.repeat(size) });
+        expect(big).toMatchObject({
+          code: 1,
+          stderr: `zino: the message is ${size} bytes, over the bound of 1048576 bytes ([daemon] max_message_bytes, and at most a quarter of [limits] max_frame_bytes); it was not sent\n`,
+        });
+      }
     } finally {
       done();
     }

@@ -298,7 +298,7 @@ describe('the CLI', () => {
       /^remembered as #\d+\n$/,
     );
     const search = await runCli(['mem', 'search', '--config', file, 'backup', 'server']);
-    expect(search.stdout).toMatch(/^\d\.\d{4} {2}The backup server is called vault$/m);
+    expect(search.stdout).toMatch(/^\d\.\d{4} {2}#\d+ {2}The backup server is called vault$/m);
     await runCli(['mem', 'soft', '--config', file, 'User', 'likes', 'short', 'answers']);
     expect((await runCli(['mem', 'soft', '--config', file])).stdout).toBe('User likes short answers\n');
     const prompt = await request(path.join(dir, 'run', 'sys.sock'), { type: 'get' });
@@ -308,6 +308,22 @@ describe('the CLI', () => {
     expect((await runCli(['mem', 'history', '--config', file, 'admin'])).stdout).toBe('user: remember this\n\nassistant: noted\n');
     await runCli(['mem', 'clear', '--config', file, 'admin']);
     expect((await runCli(['mem', 'history', '--config', file, 'admin'])).stderr).toContain('(no history on "admin")');
+  });
+
+  it('forgets a hard memory with zino mem forget, and prints no blank line for an empty soft memory (issue 15, point 10)', async () => {
+    const stored = await runCli(['mem', 'remember', '--config', file, 'The', 'alarm', 'code', 'is', '4711']);
+    const id = /^remembered as #(\d+)\n$/.exec(stored.stdout)?.[1];
+    expect(id).toBeDefined();
+    expect((await runCli(['mem', 'search', '--config', file, 'alarm', 'code'])).stdout).toContain(`#${id}  The alarm code is 4711`);
+    expect(await runCli(['mem', 'forget', '--config', file, `#${id}`])).toMatchObject({ code: 0, stderr: `hard memory #${id} forgotten\n` });
+    expect(await runCli(['mem', 'search', '--config', file, 'alarm', 'code'])).toMatchObject({ code: 0, stdout: '', stderr: '(nothing found)\n' });
+    expect(await runCli(['mem', 'forget', '--config', file, String(id)])).toMatchObject({
+      code: 1,
+      stderr: `zino: no hard memory has id ${id} (never stored, or already forgotten)\n`,
+    });
+    expect((await runCli(['mem', 'forget', '--config', file, 'seven'])).code).toBe(2);
+    await runCli(['mem', 'soft', '--config', file, '--clear']);
+    expect(await runCli(['mem', 'soft', '--config', file])).toMatchObject({ code: 0, stdout: '', stderr: '(the soft memory is empty)\n' });
   });
 });
 

@@ -35,7 +35,7 @@ describe('loadConfig: defaults and sources', () => {
     expect(file).toBeNull();
     expect(warnings).toEqual([]);
     expect(config.daemon.socket).toBe('/run/zino/daemon.sock');
-    expect(config.rtr).toEqual({ socket: '/run/zino/rtr.sock', streaming: true, max_retries: 2, timeout: 600 });
+    expect(config.rtr).toEqual({ socket: '/run/zino/rtr.sock', streaming: true, max_retries: 2, timeout: 600, max_prompt_bytes: 8 * 1024 * 1024 });
     expect(config.agr.max_iterations).toBe(5);
     expect(config.agent).toEqual({ temperature: 0.7, top_p: 1.0, max_iterations: 5 });
     expect(config.exc).toEqual({ socket: '/run/zino/exc.sock', timeout: 30, max_output_bytes: 1048576, max_disk_bytes: 268435456, sandbox: 'auto' });

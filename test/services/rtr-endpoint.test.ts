@@ -151,6 +151,23 @@ describe('the real problem first (point 4)', () => {
   });
 });
 
+describe('[rtr] max_prompt_bytes (point 10)', () => {
+  it('refuses a prompt over the bound before sending anything, naming the bound', async () => {
+    llm.script({ rules: [{ reply: 'never' }] });
+    const service = await rtr({ rtr: { max_prompt_bytes: 4096 } });
+    const messages = [
+      { role: 'system', content: 's'.repeat(3000) },
+      { role: 'user', content: 'ü'.repeat(600) },
+    ];
+    await expect(request(service.socket, { type: 'infer', messages, stream: true })).rejects.toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: 'the prompt is 4200 bytes, over the bound of 4096 bytes ([rtr] max_prompt_bytes); it was not sent to the LLM',
+    });
+    expect(llm.mock.stats.requests).toBe(0);
+    await expect(request(service.socket, { type: 'infer', messages: messages.slice(0, 1), stream: false })).resolves.toMatchObject({ content: 'never' });
+  });
+});
+
 describe('[rtr] timeout bounds the whole request (point 5)', () => {
   it('ends a request whose retry then hangs with one TIMEOUT, counting the attempts', async () => {
     llm.script({ rules: [{ status: 503, retryAfter: '0', times: 1 }, { hang: true }] });

@@ -3,7 +3,7 @@
  * tool activity and errors to stderr. Ctrl-C cancels the request (which cancels it
  * all the way down to the LLM and any running code).
  */
-import { RemoteError, ZinoError, ZinoClient, type DoneFrame, type ResponseFrame } from '../../client/index.js';
+import { RemoteError, ZinoError, ZinoClient, maxMessageBytes, messageTooLarge, type DoneFrame, type ResponseFrame } from '../../client/index.js';
 import { EXIT, exitStatusFor } from '../../runtime/exit.js';
 import { cliClient, fail, howToStart, type ConfigOptions } from '../config.js';
 import { degradedReport } from '../degraded.js';
@@ -65,6 +65,11 @@ export async function askOnce(client: ZinoClient, params: AskParams): Promise<nu
     // Tool activity on stderr comes from the event frames; --json shows them only when asked.
     events: !params.json || params.events,
   };
+  const tooLarge = sizeProblem(client, params.message);
+  if (tooLarge !== undefined) {
+    process.stderr.write(`zino: ${tooLarge}\n`);
+    return EXIT.FAILURE;
+  }
   const display = new AnswerDisplay({ out: process.stdout, err: process.stderr }, params.raw);
   // Streamed answers on a terminal: a line on stderr while the answer is silent (waiting.ts).
   const waiting = new WaitingIndicator(process.stderr, { enabled: params.stream });
@@ -106,6 +111,18 @@ export async function askOnce(client: ZinoClient, params: AskParams): Promise<nu
     if (params.signal) params.signal.removeEventListener('abort', onSigint);
     else process.off('SIGINT', onSigint);
   }
+}
+
+/**
+ * The daemon's refusal of a message over its bound, said before sending it (the
+ * client reads the same configuration): a message over the frame limit would
+ * otherwise fail with a bare "frame too large".
+ */
+function sizeProblem(client: ZinoClient, message: string): string | undefined {
+  const bound = maxMessageBytes(client.config);
+  if (message.length * 3 <= bound) return undefined;
+  const bytes = Buffer.byteLength(message, 'utf8');
+  return bytes > bound ? messageTooLarge(bytes, bound) : undefined;
 }
 
 /** Tells the user on stderr what the answer lacks; INCOMPLETE (3) when it was cut short. */

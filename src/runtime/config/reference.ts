@@ -58,6 +58,10 @@ export const KEY_NOTES: Readonly<Record<string, string>> = {
     'Used when `[api] key` is empty, before `LLM_API_KEY`. Only rtr reads it, at start and on SIGHUP; it refuses a file that group or others may read (`chmod 600 FILE`). Put it in the local configuration (`zino init`), e.g. `key_file = "llm.key"` beside it.',
   'service.model': 'Empty: rtr asks the endpoint for its models and uses the only one it serves (else `NOT_CONFIGURED`). The contract leaves it unset.',
   'rtr.max_retries': 'A reply that has started streaming is never retried.',
+  'rtr.timeout':
+    'One bound for the whole call: a request that fails and is retried, or whose model must first be detected, still ends by then, with `TIMEOUT` saying how many attempts were made.',
+  'rtr.max_prompt_bytes':
+    "Through the daemon a prompt is at most `[daemon] max_message_bytes` for the message, a quarter of `[limits] max_frame_bytes` for the context, and the system prompt; this bounds what reaches the LLM whoever asks (agr's loop, which grows the prompt with each tool result, and programs calling rtr or agr directly).",
   'exc.sandbox':
     '`"auto"`: in bubblewrap when it is installed and usable, else directly; `"bwrap"`: in bubblewrap, refusing to run code without it; `"none"`: directly.',
   'mem.data_dir': 'Replaced by `DIR/data/mem` under `--dir DIR` / `$ZINO_DIR`. The format is in [storage.md](storage.md).',

@@ -24,7 +24,16 @@ import {
   type ResolvedConfig,
   type Unvalidated,
 } from '../../runtime/index.js';
-import type { AgrEvent, AskRequest, ChunkFrame, Degradation, DoneFrame, ResponseFrame } from '../../protocol/daemon.js';
+import {
+  maxMessageBytes,
+  messageTooLarge,
+  type AgrEvent,
+  type AskRequest,
+  type ChunkFrame,
+  type Degradation,
+  type DoneFrame,
+  type ResponseFrame,
+} from '../../protocol/daemon.js';
 import { MEM, checkChannelId } from '../../protocol/mem.js';
 import type { ChannelLock } from './channel-lock.js';
 import { dispatch } from './dispatch.js';
@@ -107,11 +116,6 @@ export async function ask(
   }
 }
 
-/** The largest inbound message: `[daemon] max_message_bytes`, and at most a quarter of the frame limit. */
-export function maxMessageBytes(config: Readonly<ResolvedConfig>): number {
-  return Math.min(config.daemon.max_message_bytes, Math.floor(config.limits.max_frame_bytes / 4));
-}
-
 /**
  * Refuses a message over {@link maxMessageBytes}: it would be sent whole to the LLM
  * and stored whole in the history, where it would crowd everything else out.
@@ -121,11 +125,7 @@ function checkMessageSize(config: Readonly<ResolvedConfig>, message: string): vo
   // A UTF-16 code unit is at most 3 UTF-8 bytes: short messages need no count.
   if (message.length * 3 <= bound) return;
   const bytes = Buffer.byteLength(message, 'utf8');
-  if (bytes > bound) {
-    throw new InvalidRequestError(
-      `field "message" is ${bytes} bytes, over the bound of ${bound} bytes ([daemon] max_message_bytes = ${config.daemon.max_message_bytes}, at most a quarter of [limits] max_frame_bytes)`,
-    );
-  }
+  if (bytes > bound) throw new InvalidRequestError(messageTooLarge(bytes, bound));
 }
 
 /** Waits between attempts to store while mem is unreachable: 100, 200, 400, then 800 ms each. */

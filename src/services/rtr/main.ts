@@ -6,6 +6,7 @@
  * whether it answers; SIGHUP re-reads the key file.
  */
 import {
+  InvalidRequestError,
   ZinoError,
   bindHandlers,
   castToError,
@@ -13,6 +14,7 @@ import {
   optionalInteger,
   optionalNumber,
   parseMessages,
+  type ChatMessage,
   type Logger,
   type ResolvedConfig,
   type ServiceDefinition,
@@ -45,6 +47,19 @@ function logProbe(log: Logger, config: Readonly<ResolvedConfig>, selection: Sele
   const fields = { base_url: config.api.base_url, model: selection.backend?.model || '(detect)' };
   if (result.reachable && result.error === undefined) log.info({ ...fields, models: result.models?.slice(0, 20) }, 'LLM backend ready: the endpoint answers');
   else log.warn({ ...fields, code: result.code, reason: result.error }, 'LLM endpoint check failed: requests will fail until it is fixed');
+}
+
+/** Refuses a prompt over `[rtr] max_prompt_bytes` (all message contents, UTF-8) before anything is sent. */
+function checkPromptSize(messages: readonly ChatMessage[], bound: number): void {
+  let chars = 0;
+  for (const m of messages) chars += m.content.length;
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: most prompts need no count.
+  if (chars * 3 <= bound) return;
+  let bytes = 0;
+  for (const m of messages) bytes += Buffer.byteLength(m.content, 'utf8');
+  if (bytes > bound) {
+    throw new InvalidRequestError(`the prompt is ${bytes} bytes, over the bound of ${bound} bytes ([rtr] max_prompt_bytes); it was not sent to the LLM`);
+  }
 }
 
 const rtr: ServiceDefinition = {
@@ -94,6 +109,7 @@ const rtr: ServiceDefinition = {
             max_tokens: optionalInteger(request, 'max_tokens', { min: 1 }),
           };
           const stream = optionalBoolean(request, 'stream') ?? false;
+          checkPromptSize(params.messages, config.rtr.max_prompt_bytes);
           if (!selection.backend) throw new ZinoError('NOT_CONFIGURED', selection.problem);
           const deps = { backend: selection.backend, maxRetries: config.rtr.max_retries, timeoutMs: config.rtr.timeout * 1000, hints: hints() };
           return stream && config.rtr.streaming ? inferStreamed(deps, params, ctx) : inferCollected(deps, params, ctx);
