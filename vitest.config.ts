@@ -10,6 +10,7 @@ const UNIT = [
   'test/cli/chat-commands.test.ts',
   'test/cli/degraded.test.ts',
   'test/cli/display.test.ts',
+  'test/cli/exit-table.test.ts',
   'test/cli/waiting.test.ts',
   'test/runtime/catalog.test.ts',
   'test/runtime/config-reference.test.ts',
