@@ -110,6 +110,19 @@ describe('the endpoint checked (point 3)', () => {
     expect(await request(bad.socket, { type: 'capabilities', probe: true })).toMatchObject({ llm: { reachable: false, code: 'UPSTREAM_UNAVAILABLE' } });
   });
 
+  it('reports an endpoint that answers but refuses the key as reachable, with the 401 and where the key came from', async () => {
+    llm.script({ apiKey: 'sk-right' });
+    const service = await rtr({ api: { base_url: llm.mock.baseUrl, key: '' } }, { LLM_API_KEY: 'sk-wrong' });
+    expect(await request(service.socket, { type: 'capabilities', probe: true })).toMatchObject({
+      key_source: "LLM_API_KEY in rtr's environment",
+      llm: {
+        reachable: true,
+        code: 'UPSTREAM_ERROR',
+        error: expect.stringMatching(/^the LLM API answered 401: Incorrect API key provided\. \(rtr sent the key from LLM_API_KEY/),
+      },
+    });
+  });
+
   it('detects the model again when the server changes its models (no stale cached model)', async () => {
     llm.script({ models: ['first'], strictModels: true, rules: [{ reply: 'from whichever' }] });
     const service = await rtr({ service: { model: '' } });

@@ -25,7 +25,18 @@ export async function statusCommand(options: ConfigOptions & { json?: boolean })
   const allUp = SERVICE_NAMES.every((name) => services[name]?.reachable);
   if (options.json) process.stdout.write(`${JSON.stringify(reply)}\n`);
   else process.stdout.write(render(reply, client));
-  process.exit(!allUp ? EXIT.UNAVAILABLE : reply.rtr?.configured === false ? EXIT.CONFIG : llmUsable(reply.rtr) ? EXIT.OK : EXIT.UNAVAILABLE);
+  process.exit(exitStatus(allUp, reply.rtr));
+}
+
+/**
+ * 0 when all seven answer and the LLM is usable; 69 when a service or the LLM cannot
+ * be reached; 78 when no LLM is configured; 1 when the LLM answers with an error (a 401).
+ */
+function exitStatus(allUp: boolean, rtr: RtrCapabilities | undefined): number {
+  if (!allUp) return EXIT.UNAVAILABLE;
+  if (rtr?.configured === false) return EXIT.CONFIG;
+  if (llmUsable(rtr)) return EXIT.OK;
+  return rtr?.llm?.reachable === true ? EXIT.FAILURE : EXIT.UNAVAILABLE;
 }
 
 /** The daemon is down: ping each service ourselves, and ask rtr about the LLM when it answers. */

@@ -74,7 +74,7 @@ const rtr: ServiceDefinition = {
         return;
       }
       log.info(
-        { backend: selection.backend.kind, base_url: config.api.base_url, model: selection.backend.model || '(detect)', key: selection.keySource },
+        { backend: selection.backend.kind, base_url: config.api.base_url, model: selection.backend.model || '(detect)', key_source: selection.keySource },
         'LLM backend configured; checking the endpoint',
       );
       const checked = selection;

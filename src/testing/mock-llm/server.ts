@@ -97,6 +97,11 @@ export async function startMockLlm(script: MockScript = {}, options: { port?: nu
     const model = current.model ?? 'mock-model';
     if (req.method === 'GET' && url.pathname === '/v1/models') {
       stats.modelLists++;
+      // As OpenAI's: the list needs the key too (Ollama's needs none: a script without apiKey).
+      if (current.apiKey !== undefined && req.headers.authorization !== `Bearer ${current.apiKey}`) {
+        sendError(res, 401, 'Incorrect API key provided.', 'invalid_request_error');
+        return;
+      }
       if (current.modelsStatus !== undefined) {
         sendError(res, current.modelsStatus, `mock error ${current.modelsStatus}`);
         return;
