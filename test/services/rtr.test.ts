@@ -253,7 +253,9 @@ describe('rtr cancellation', () => {
     const pending = request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false }, { signal: controller.signal }).catch(
       (e: unknown) => e,
     );
-    await waitFor(() => llm.mock.stats.requests === 1, 'the first attempt');
+    // Abort during the backoff: once rtr has said it will retry (waiting for the first request
+    // alone raced the 503 against the disconnect on a loaded machine).
+    await waitFor(() => service.logs.some((l) => l.msg === 'LLM call failed; retrying'), 'the first attempt to fail');
     controller.abort();
     await pending;
     // rtr logs this line after the handler has returned, so every attempt it would ever

@@ -14,6 +14,8 @@ import { Supervisor } from '../up/supervisor.js';
 
 /** Runs the suite until a signal. */
 export async function upCommand(options: ConfigOptions): Promise<void> {
+  // Checked before anything is written (a --dir that is a file is reported as such, exit 78).
+  cliLoaded(options);
   const wrote = await ensureLocalConfig(options);
   const loaded = cliLoaded(options);
   const { config } = loaded;
