@@ -1,6 +1,7 @@
 /** Loading the configuration for a client command; a bad config ends the command with its message. */
 import { ZinoClient } from '../client/index.js';
-import { ConfigError, EXIT, loadConfig, type ResolvedConfig } from '../runtime/index.js';
+import { ConfigError, EXIT, loadConfig, type LoadedConfig, type ResolvedConfig } from '../runtime/index.js';
+import { checkoutHint } from './suite-dir.js';
 
 /** `--config` and `--dir`, as every command that talks to the services takes them. */
 export interface ConfigOptions {
@@ -8,14 +9,19 @@ export interface ConfigOptions {
   dir?: string;
 }
 
-/** The configuration, or exit 78 with the message. */
-export function cliConfig(options: ConfigOptions): Readonly<ResolvedConfig> {
+/** The configuration with the files it came from and its warnings, or exit 78 with the message. */
+export function cliLoaded(options: ConfigOptions): LoadedConfig {
   try {
-    return loadConfig({ path: options.config, dir: options.dir }).config;
+    return loadConfig({ path: options.config, dir: options.dir });
   } catch (err) {
     process.stderr.write(`zino: ${err instanceof ConfigError ? err.message : (err as Error).message}\n`);
     process.exit(EXIT.CONFIG);
   }
+}
+
+/** The configuration, or exit 78 with the message. */
+export function cliConfig(options: ConfigOptions): Readonly<ResolvedConfig> {
+  return cliLoaded(options).config;
 }
 
 /** A client of the suite the options point at, or exit 78 with the config's message. */
@@ -29,10 +35,12 @@ export function fail(message: string, code: number = EXIT.FAILURE): never {
   process.exit(code);
 }
 
-/** The advice printed when the daemon cannot be reached. */
-export function howToStart(socket: string, reason: string): string {
+/** The advice printed when the daemon (or, for `zino mem`, mem) cannot be reached. */
+export function howToStart(socket: string, reason: string, service = 'the ZINO daemon'): string {
+  const hint = checkoutHint();
   return [
-    `cannot reach the ZINO daemon at ${socket} (${reason}).`,
+    `cannot reach ${service} at ${socket} (${reason}).`,
+    ...(hint ? [hint] : []),
     'Start the suite with "zino up" (from a source checkout: "npm start"), or under systemd with',
     '"sudo systemctl start zino.target". If it runs with --dir DIR, pass the same --dir (or set ZINO_DIR).',
   ].join('\n');

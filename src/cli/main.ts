@@ -9,13 +9,15 @@ import { VERSION } from '../version.js';
 import { askCommand, type AskOptions } from './commands/ask.js';
 import { chatCommand, type ChatOptions } from './commands/chat.js';
 import { mcpCommand } from './commands/mcp.js';
-import { memClear, memHistory, memRemember, memSearch, memSoft } from './commands/mem.js';
+import { memClear, memForget, memHistory, memRemember, memSearch, memSoft } from './commands/mem.js';
 import { mockLlmCommand } from './commands/mock-llm.js';
 import { serveCommand } from './commands/serve.js';
 import { statusCommand } from './commands/status.js';
 import { registerSystemdCommands } from './commands/systemd.js';
+import { initCommand } from './commands/init.js';
 import { upCommand, type UpOptions } from './commands/up.js';
 import type { ConfigOptions } from './config.js';
+import { findCheckoutSuite } from './suite-dir.js';
 
 /**
  * Accepts the original client's spelling of flags: `-ch` is two letters, which
@@ -32,10 +34,23 @@ function withConfig(command: Command): Command {
     .option('--dir <dir>', 'sockets under DIR/run, data under DIR/data (default: $ZINO_DIR)');
 }
 
+/** Commands that start services rather than talk to a running suite: they never look for one in ./.zino. */
+const STARTERS = new Set(['up', 'serve', 'init']);
+
 const program = new Command('zino')
   .description('ZINO: an LLM agent platform for a Linux host')
   .version(VERSION, '-V, --version')
-  .showHelpAfterError('(run with --help for usage)');
+  .showHelpAfterError('(run with --help for usage)')
+  // One place for every client command (present and future): a suite running in ./.zino is
+  // used when nothing names another (suite-dir.ts), and the user is told so.
+  .hook('preAction', async (_program, command) => {
+    if (STARTERS.has(command.name()) || !command.options.some((o) => o.long === '--dir')) return;
+    const options = command.opts<ConfigOptions>();
+    const found = await findCheckoutSuite(options);
+    if (!found) return;
+    command.setOptionValue('dir', found.dir);
+    process.stderr.write(`${found.notice}\n`);
+  });
 
 withConfig(
   program
@@ -54,8 +69,15 @@ withConfig(
     .command('chat')
     .description('an interactive session on a channel')
     .option('--channel <id>', 'channel for history (also -ch)', 'cli-chat')
-    .option('--raw', 'print tool calls and results inline'),
+    .option('--raw', 'print tool calls and results inline')
+    .option('--reconnect <seconds>', 'how long to wait for a daemon that stops answering mid-session (default 30)'),
 ).action((options: ChatOptions) => chatCommand(options));
+
+program
+  .command('init')
+  .description('write the local configuration DIR/ZINO.toml (default .zino/ZINO.toml), where your settings go')
+  .option('--dir <dir>', 'the runtime directory (default: $ZINO_DIR, else .zino)')
+  .action((options: { dir?: string }) => initCommand(options));
 
 withConfig(
   program
@@ -68,7 +90,7 @@ withConfig(program.command('status').description('show whether each service answ
   (options: ConfigOptions & { json?: boolean }) => statusCommand(options),
 );
 
-const memory = program.command('mem').description('administer memory: history, clear, soft, remember, search');
+const memory = program.command('mem').description('administer memory: history, clear, soft, remember, search, forget');
 withConfig(
   memory
     .command('history')
@@ -84,6 +106,7 @@ withConfig(memory.command('soft').description('show the soft memory, or replace 
 withConfig(memory.command('remember').description('store a hard memory').argument('<text...>').option('--tag <tag>', 'a tag that helps finding it')).action(
   memRemember,
 );
+withConfig(memory.command('forget').description('delete a hard memory by its id (as remember and search show it)').argument('<id>')).action(memForget);
 withConfig(
   memory
     .command('search')

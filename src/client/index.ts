@@ -54,6 +54,7 @@ export {
   type ChunkFrame,
   type DoneFrame as RtrDoneFrame,
   type InferRequest,
+  type LlmProbe,
   type ResponseFrame as RtrResponseFrame,
   type RtrCapabilities,
   type RtrCapabilitiesRequest,

@@ -100,6 +100,11 @@ export class MemClient {
     return (await this.endpoint.request('store_hard', body, call(options))).id;
   }
 
+  /** Deletes the hard memory `id` (from the index and from the disk); rejects with INVALID_REQUEST when there is none. */
+  async forgetHard(id: number, options: CallOptions = {}): Promise<void> {
+    await this.endpoint.request('forget_hard', { id, ...common(options) }, call(options));
+  }
+
   /** The soft memory string. */
   async getSoft(options: CallOptions = {}): Promise<string> {
     return (await this.endpoint.request('get_soft', common(options), call(options))).content;
@@ -200,9 +205,12 @@ export class RtrClient {
     private readonly defaults: SamplingDefaults,
   ) {}
 
-  /** Whether rtr streams, the model, and whether it is configured. */
-  capabilities(options: CallOptions = {}): Promise<RtrCapabilities> {
-    return this.endpoint.request('capabilities', common(options), call(options));
+  /**
+   * Whether rtr streams, the model, and whether it is configured; with `probe`, rtr
+   * also checks the endpoint now (reachable? which models?) and reports it under `llm`.
+   */
+  capabilities(options: CallOptions & { probe?: boolean } = {}): Promise<RtrCapabilities> {
+    return this.endpoint.request('capabilities', { ...common(options), ...(options.probe ? { probe: true } : {}) }, call(options));
   }
 
   /** One collected completion. */

@@ -24,6 +24,8 @@ export interface RunResult {
   iterations: number;
   /** ZINO extra: total token usage of the run, when rtr reported it. */
   usage?: Usage;
+  /** ZINO extra: true when `max_iterations` stopped the loop while the last reply still called tools (the answer is cut short). */
+  limit_reached?: true;
 }
 
 /** End of a streamed answer. */
@@ -32,6 +34,8 @@ export interface RunDone {
   full_text: string;
   iterations: number;
   usage?: Usage;
+  /** ZINO extra: as on {@link RunResult}. */
+  limit_reached?: true;
 }
 
 /** Opt-in event: an iteration starts. */

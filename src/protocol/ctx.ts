@@ -27,7 +27,12 @@ export interface BuildRequest {
 export interface ContextReply {
   type: 'context';
   messages: ChatMessage[];
+  /** ZINO extra: the parts mem could not supply ("hard_memories", "history"); absent when none is missing. */
+  missing?: ContextPart[];
 }
+
+/** A part of the context that mem supplies and that may be missing. */
+export type ContextPart = 'hard_memories' | 'history';
 
 /** zino-ctx's messages. */
 export const CTX = {

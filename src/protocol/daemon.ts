@@ -23,11 +23,22 @@ export interface AskRequest {
   request_id?: string | undefined;
 }
 
+/**
+ * What an answer was made without, or how it was cut short (ZINO extra `degraded`):
+ * - `max_iterations`: the loop stopped at `[agr] max_iterations` while the model still called tools;
+ * - `tools`: agr could not be reached: rtr answered directly and no tool call was run;
+ * - `system_prompt`: sys failed; `context`: ctx failed;
+ * - `hard_memories`, `history`: mem could not supply them to ctx.
+ */
+export type Degradation = 'max_iterations' | 'tools' | 'system_prompt' | 'context' | 'hard_memories' | 'history';
+
 /** The extras the daemon adds to its terminal frames. */
 interface AnswerExtras {
   iterations?: number;
   /** "agr", or "rtr" when agr was unreachable. */
   via?: 'agr' | 'rtr';
+  /** What the answer lacks (see {@link Degradation}); absent when nothing. */
+  degraded?: Degradation[];
 }
 
 /** A streamed piece of the answer (as rtr's). */
@@ -47,6 +58,8 @@ export interface ServiceStatus {
   /** Round trip of a ping, in milliseconds. */
   latency_ms?: number;
   error?: string;
+  /** ZINO extra: the system error behind `error` (ENOENT: no socket; ECONNREFUSED: nobody listening; EACCES). */
+  errno?: string;
   socket: string;
 }
 
@@ -57,6 +70,20 @@ export interface StatusReply {
   services: Record<string, ServiceStatus>;
   /** rtr's capabilities, when rtr answered. */
   rtr?: RtrCapabilities;
+}
+
+/**
+ * The largest inbound `message` the daemon accepts: `[daemon] max_message_bytes`, and
+ * at most a quarter of `[limits] max_frame_bytes` (with the context and the system
+ * prompt, it must still fit in one frame). Clients check it before sending too.
+ */
+export function maxMessageBytes(config: { daemon: { max_message_bytes: number }; limits: { max_frame_bytes: number } }): number {
+  return Math.min(config.daemon.max_message_bytes, Math.floor(config.limits.max_frame_bytes / 4));
+}
+
+/** The refusal of a message of `bytes` over {@link maxMessageBytes}: says the bound and where it comes from. */
+export function messageTooLarge(bytes: number, bound: number): string {
+  return `the message is ${bytes} bytes, over the bound of ${bound} bytes ([daemon] max_message_bytes, and at most a quarter of [limits] max_frame_bytes); it was not sent`;
 }
 
 /** `{"type":"status"}` (ZINO extra). */

@@ -109,6 +109,20 @@ export interface StoreHardReply {
   id: number;
 }
 
+/** ZINO: `→ {"type":"forget_hard","id"}`: deletes the hard memory `id` (as `store_hard` returned it). */
+export interface ForgetHardRequest {
+  type: 'forget_hard';
+  /** The entry's id: a non-negative integer. */
+  id: number;
+  request_id?: string | undefined;
+}
+
+/** `← {"type":"ok","id"}`: the id that was forgotten. An id with no entry is INVALID_REQUEST. */
+export interface ForgetHardReply {
+  type: 'ok';
+  id: number;
+}
+
 /** `→ {"type":"get_soft"}`. */
 export interface GetSoftRequest {
   type: 'get_soft';
@@ -140,6 +154,7 @@ export const MEM = {
   clear_history: message<ClearHistoryRequest, OkReply>('clear_history', { ok: true }),
   search_hard: message<SearchHardRequest, HardMemoriesReply>('search_hard', { hard_memories: true }),
   store_hard: message<StoreHardRequest, StoreHardReply>('store_hard', { ok: true }),
+  forget_hard: message<ForgetHardRequest, ForgetHardReply>('forget_hard', { ok: true }),
   get_soft: message<GetSoftRequest, SoftMemoryReply>('get_soft', { soft_memory: true }),
   set_soft: message<SetSoftRequest, OkReply>('set_soft', { ok: true }),
 } as const;

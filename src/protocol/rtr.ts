@@ -22,15 +22,36 @@ export interface Usage {
   completion_tokens: number;
 }
 
+/** ZINO extra of `capabilities` with `probe: true`: the endpoint as it answered just now. */
+export interface LlmProbe {
+  /** True when the endpoint answered (its model list, or for the demo model, always). */
+  reachable: boolean;
+  /** The models the endpoint lists (when it lists them). */
+  models?: string[];
+  /** Why the endpoint could not be used, when it could not. */
+  error?: string;
+  /** The error's stable code (UPSTREAM_UNAVAILABLE, TIMEOUT, UPSTREAM_ERROR, NOT_CONFIGURED). */
+  code?: string;
+}
+
 /** `{"type":"capabilities"}` reply: the contract's two fields plus ZINO extras. */
 export interface RtrCapabilities {
   type: 'capabilities';
   streaming: boolean;
+  /** The model in use: the configured one, or the one detected from the endpoint ("" while unknown). */
   model: string;
   /** ZINO extra (absent from a contract rtr): "openai" (any compatible API), "demo", or "none" (not configured). */
   backend?: 'openai' | 'demo' | 'none';
   /** ZINO extra (absent from a contract rtr): false when infer would answer NOT_CONFIGURED. */
   configured?: boolean;
+  /** ZINO extra: `[api] base_url` as rtr uses it. */
+  base_url?: string;
+  /** ZINO extra: what is wrong with the configuration, when `configured` is false. */
+  problem?: string;
+  /** ZINO extra: where the API key comes from (`[api] key`, `[api] key_file …`, LLM_API_KEY, no key); never the key. */
+  key_source?: string;
+  /** ZINO extra, only when the request asked for `probe`: the endpoint checked now. */
+  llm?: LlmProbe;
 }
 
 /** A streamed piece of the reply. */
@@ -56,6 +77,8 @@ export interface ResponseFrame {
 /** `{"type":"capabilities"}`. */
 export interface RtrCapabilitiesRequest {
   type: 'capabilities';
+  /** ZINO extra: also check the endpoint now (list its models) and report it under `llm`. */
+  probe?: boolean | undefined;
   request_id?: string | undefined;
 }
 

@@ -90,8 +90,10 @@ export async function runService(options: RunServiceOptions): Promise<ZinoServer
 
 /** Where a service's configuration came from. */
 export interface ServiceContext {
-  /** The config file read, or `null` when running on built-in defaults. */
+  /** The most specific config file read (the local one, when there is one), or `null` when running on built-in defaults. */
   configFile: string | null;
+  /** Every config file read, in order (`./ZINO.toml`, then the local `DIR/ZINO.toml`). */
+  configFiles?: readonly string[];
 }
 
 /** A service module's default export: its name and how to build its handlers from the config. */

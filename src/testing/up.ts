@@ -9,8 +9,13 @@ export interface RunningSuite extends RunningProcess {
 }
 
 /** Starts `zino up --config FILE` and resolves once it says every service answers. */
-export async function startSuite(configFile: string, options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunningSuite> {
-  const proc = startProcess(CLI_PATH, ['up', '--config', configFile], { env: { ...process.env, ...options.env } });
+export function startSuite(configFile: string, options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunningSuite> {
+  return startSuiteWith(['--config', configFile], options);
+}
+
+/** Starts `zino up ...args` (in `cwd`) and resolves once it says every service answers. */
+export async function startSuiteWith(args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {}): Promise<RunningSuite> {
+  const proc = startProcess(CLI_PATH, ['up', ...args], { env: { ...process.env, ...options.env }, ...(options.cwd === undefined ? {} : { cwd: options.cwd }) });
   const deadline = Date.now() + (options.timeoutMs ?? 30_000);
   let exited = false;
   // exited only ever resolves.

@@ -34,6 +34,7 @@ beforeAll(async () => {
     // Every part of a prompt (soft memory, context, message) may take a quarter of a frame.
     limits: { max_frame_bytes: 128 * MiB },
     daemon: { max_message_bytes: 32 * MiB },
+    rtr: { max_prompt_bytes: 128 * MiB },
   });
   suite = await startSuite(file);
   zino = new ZinoClient({ configFile: file });

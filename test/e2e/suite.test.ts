@@ -265,6 +265,18 @@ describe('the CLI', () => {
     expect(result.stdout).toBe('');
   });
 
+  it('says on stderr, in --json and in the exit status when an answer was cut short (issue 15, point 6)', async () => {
+    script({ rules: [{ reply: 'Again.<tool_call>{"name":"execute_bash","arguments":{"code":"echo more"}}</tool_call>' }] });
+    const result = await runCli(['ask', '--config', file, 'loop forever']);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain(
+      'zino: the answer was cut short: the model was still calling tools when the iteration limit (5) was reached ([agr] max_iterations).\n',
+    );
+    const json = await runCli(['ask', '--config', file, '--json', 'loop forever']);
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stdout.trim().split('\n').at(-1) ?? 'null')).toMatchObject({ type: 'response', iterations: 5, degraded: ['max_iterations'] });
+  });
+
   it('cancels cleanly on Ctrl-C', async () => {
     script({ rules: [{ reply: 'never finishing', chunkSize: 1, hangAfterChunks: 3 }] });
     const result = await runCli(['ask', '--config', file, '-s', 'wait'], { signalAfter: { text: 'nev', signal: 'SIGINT' } });
@@ -277,7 +289,8 @@ describe('the CLI', () => {
     const result = await runCli(['status', '--config', file]);
     expect(result.code).toBe(0);
     for (const name of ['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx']) expect(result.stdout).toMatch(new RegExp(`^  ${name} +up `, 'm'));
-    expect(result.stdout).toContain('LLM: model e2e-model, openai backend, streaming on');
+    expect(result.stdout).toContain(`LLM:     ${llm.mock.baseUrl}, model e2e-model; reachable, serves mock-model (WARNING: not e2e-model)`);
+    expect(result.stdout).toContain('key:     [api] key');
   });
 
   it('administers memory with zino mem', async () => {
@@ -285,7 +298,7 @@ describe('the CLI', () => {
       /^remembered as #\d+\n$/,
     );
     const search = await runCli(['mem', 'search', '--config', file, 'backup', 'server']);
-    expect(search.stdout).toMatch(/^\d\.\d{4} {2}The backup server is called vault$/m);
+    expect(search.stdout).toMatch(/^\d\.\d{4} {2}#\d+ {2}The backup server is called vault$/m);
     await runCli(['mem', 'soft', '--config', file, 'User', 'likes', 'short', 'answers']);
     expect((await runCli(['mem', 'soft', '--config', file])).stdout).toBe('User likes short answers\n');
     const prompt = await request(path.join(dir, 'run', 'sys.sock'), { type: 'get' });
@@ -295,6 +308,22 @@ describe('the CLI', () => {
     expect((await runCli(['mem', 'history', '--config', file, 'admin'])).stdout).toBe('user: remember this\n\nassistant: noted\n');
     await runCli(['mem', 'clear', '--config', file, 'admin']);
     expect((await runCli(['mem', 'history', '--config', file, 'admin'])).stderr).toContain('(no history on "admin")');
+  });
+
+  it('forgets a hard memory with zino mem forget, and prints no blank line for an empty soft memory (issue 15, point 10)', async () => {
+    const stored = await runCli(['mem', 'remember', '--config', file, 'The', 'alarm', 'code', 'is', '4711']);
+    const id = /^remembered as #(\d+)\n$/.exec(stored.stdout)?.[1];
+    expect(id).toBeDefined();
+    expect((await runCli(['mem', 'search', '--config', file, 'alarm', 'code'])).stdout).toContain(`#${id}  The alarm code is 4711`);
+    expect(await runCli(['mem', 'forget', '--config', file, `#${id}`])).toMatchObject({ code: 0, stderr: `hard memory #${id} forgotten\n` });
+    expect(await runCli(['mem', 'search', '--config', file, 'alarm', 'code'])).toMatchObject({ code: 0, stdout: '', stderr: '(nothing found)\n' });
+    expect(await runCli(['mem', 'forget', '--config', file, String(id)])).toMatchObject({
+      code: 1,
+      stderr: `zino: no hard memory has id ${id} (never stored, or already forgotten)\n`,
+    });
+    expect((await runCli(['mem', 'forget', '--config', file, 'seven'])).code).toBe(2);
+    await runCli(['mem', 'soft', '--config', file, '--clear']);
+    expect(await runCli(['mem', 'soft', '--config', file])).toMatchObject({ code: 0, stdout: '', stderr: '(the soft memory is empty)\n' });
   });
 });
 

@@ -13,10 +13,14 @@ export interface CliResult {
 /** Runs `zino ...args`; `input` is written to stdin (else stdin is a closed pipe). */
 export function runCli(
   args: string[],
-  options: { input?: string; env?: NodeJS.ProcessEnv; signalAfter?: { text: string; signal: NodeJS.Signals } } = {},
+  options: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string; signalAfter?: { text: string; signal: NodeJS.Signals } } = {},
 ): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI_PATH, ...args], { env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI_PATH, ...args], {
+      env: { ...process.env, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    });
     let stdout = '';
     let stderr = '';
     let signalled = false;

@@ -35,7 +35,7 @@ describe('loadConfig: defaults and sources', () => {
     expect(file).toBeNull();
     expect(warnings).toEqual([]);
     expect(config.daemon.socket).toBe('/run/zino/daemon.sock');
-    expect(config.rtr).toEqual({ socket: '/run/zino/rtr.sock', streaming: true, max_retries: 2, timeout: 600 });
+    expect(config.rtr).toEqual({ socket: '/run/zino/rtr.sock', streaming: true, max_retries: 2, timeout: 600, max_prompt_bytes: 8 * 1024 * 1024 });
     expect(config.agr.max_iterations).toBe(5);
     expect(config.agent).toEqual({ temperature: 0.7, top_p: 1.0, max_iterations: 5 });
     expect(config.exc).toEqual({ socket: '/run/zino/exc.sock', timeout: 30, max_output_bytes: 1048576, max_disk_bytes: 268435456, sandbox: 'auto' });
@@ -44,7 +44,7 @@ describe('loadConfig: defaults and sources', () => {
     expect(config.ctx).toEqual({ socket: '/run/zino/ctx.sock', history_limit: 50, hard_memory_top_k: 3, max_context_tokens: 0 });
     expect(config.tools.dir).toBe(path.join(dir, 'tools'));
     expect(config.skills.dir).toBe(path.join(dir, 'skills'));
-    expect(config.api).toEqual({ base_url: '', key: '' });
+    expect(config.api).toEqual({ base_url: '', key: '', key_file: '' });
     expect(config.service.model).toBe('');
     expect(config.logging.level).toBe('info');
     expect(config.limits.max_frame_bytes).toBe(16 * 1024 * 1024);
@@ -109,6 +109,58 @@ describe('loadConfig: defaults and sources', () => {
     const { config } = loadConfig({ cwd: dir, env: {} });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.agent)).toBe(true);
+  });
+});
+
+describe('loadConfig: the local configuration DIR/ZINO.toml (issue 15, point 1)', () => {
+  it('is read on top of ./ZINO.toml when a runtime directory is given, key by key', () => {
+    write('ZINO.toml', '[api]\nbase_url = "demo"\n[service]\nmodel = "shared"\n[exc]\ntimeout = 7\n');
+    const local = write('.zino/ZINO.toml', '[api]\nbase_url = "http://127.0.0.1:11434/v1"\n[service]\nmodel = "local"\n');
+    const loaded = loadConfig({ cwd: dir, env: {}, dir: '.zino' });
+    expect(loaded.files).toEqual([path.join(dir, 'ZINO.toml'), local]);
+    expect(loaded.file).toBe(local);
+    expect(loaded.config.api.base_url).toBe('http://127.0.0.1:11434/v1');
+    expect(loaded.config.service.model).toBe('local');
+    expect(loaded.config.exc.timeout).toBe(7);
+    // Without the runtime directory, only ./ZINO.toml counts.
+    expect(loadConfig({ cwd: dir, env: {} }).config.service.model).toBe('shared');
+    // $ZINO_DIR names it as --dir does.
+    expect(loadConfig({ cwd: dir, env: { ZINO_DIR: path.join(dir, '.zino') } }).config.service.model).toBe('local');
+  });
+
+  it("resolves each file's relative paths against its own directory, defaults against the first file's", () => {
+    write('ZINO.toml', '[sys]\ntemplate = "SYSTEM.md"\n');
+    write('.zino/ZINO.toml', '[api]\nkey_file = "llm.key"\n[skills]\ndir = "myskills"\n');
+    const { config } = loadConfig({ cwd: dir, env: {}, dir: '.zino' });
+    expect(config.api.key_file).toBe(path.join(dir, '.zino', 'llm.key'));
+    expect(config.skills.dir).toBe(path.join(dir, '.zino', 'myskills'));
+    expect(config.sys.template).toBe(path.join(dir, 'SYSTEM.md'));
+    expect(config.tools.dir).toBe(path.join(dir, 'tools'));
+  });
+
+  it('is ignored when --config or $ZINO_CONFIG names a file', () => {
+    const explicit = write('etc/ZINO.toml', '[service]\nmodel = "explicit"\n');
+    write('.zino/ZINO.toml', '[service]\nmodel = "local"\n');
+    expect(loadConfig({ cwd: dir, env: {}, dir: '.zino', path: explicit }).config.service.model).toBe('explicit');
+    expect(loadConfig({ cwd: dir, env: { ZINO_CONFIG: explicit }, dir: '.zino' }).files).toEqual([explicit]);
+  });
+
+  it('names the local file in its errors and warnings', () => {
+    write('ZINO.toml', '[service]\nmodel = "shared"\n');
+    const local = write('.zino/ZINO.toml', '[servce]\nmodel = "x"\n');
+    expect(loadConfig({ cwd: dir, env: {}, dir: '.zino' }).warnings).toEqual([`${local}: unknown section [servce] ignored (did you mean service?)`]);
+    write('.zino/ZINO.toml', '[exc]\ntimeout = "soon"\n');
+    expect(loadError(() => loadConfig({ cwd: dir, env: {}, dir: '.zino' })).message).toBe(`${local}: [exc] timeout must be a number, got the string "soon"`);
+  });
+
+  it('lets [api] key_file win over LLM_API_KEY, and [api] key over both', () => {
+    write('.zino/ZINO.toml', '[api]\nkey_file = "llm.key"\n');
+    expect(loadConfig({ cwd: dir, env: { LLM_API_KEY: 'sk-env' }, dir: '.zino' }).config.api).toMatchObject({
+      key: '',
+      key_file: path.join(dir, '.zino/llm.key'),
+    });
+    write('.zino/ZINO.toml', '[api]\nkey_file = "llm.key"\nkey = "sk-file"\n');
+    expect(loadConfig({ cwd: dir, env: { LLM_API_KEY: 'sk-env' }, dir: '.zino' }).config.api.key).toBe('sk-file');
   });
 });
 

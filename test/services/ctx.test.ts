@@ -140,7 +140,11 @@ describe('ctx: build', () => {
   it('answers with the examples alone when mem is not running, and logs why at warn', async () => {
     const { file } = config();
     const ctx = await start('ctx', file);
-    expect(await build(ctx, { channel_id: 'c', user_message: 'restart nginx' })).toEqual({ type: 'context', messages: EXAMPLES });
+    expect(await build(ctx, { channel_id: 'c', user_message: 'restart nginx' })).toEqual({
+      type: 'context',
+      messages: EXAMPLES,
+      missing: ['hard_memories', 'history'],
+    });
     // Logged just before the reply, on another pipe: wait for the lines rather than race them.
     const warnings = await waitFor(() => {
       const w = ctx.logs.filter((l) => l.msg === 'context part left out: mem failed');
@@ -157,7 +161,7 @@ describe('ctx: build', () => {
     await request(cfg.mem.socket, { type: 'store_hard', messages: [user('restart nginx now')] });
     // A 300-byte channel id is refused by mem (INVALID_REQUEST) but not by ctx.
     const reply = await build(ctx, { channel_id: 'x'.repeat(300), user_message: 'restart nginx' });
-    expect(reply).toEqual({ type: 'context', messages: [...EXAMPLES, user('restart nginx now')] });
+    expect(reply).toEqual({ type: 'context', messages: [...EXAMPLES, user('restart nginx now')], missing: ['history'] });
     expect(await waitFor(() => ctx.logs.find((l) => l.msg === 'context part left out: mem failed'), 'the warning')).toMatchObject({
       part: 'history',
       code: 'INVALID_REQUEST',
@@ -206,7 +210,7 @@ describe('ctx: build', () => {
     const ctx = await start('ctx', file);
     // That the bound applied is shown by the TIMEOUT below and by mem seeing the cancel,
     // not by a wall-clock figure (the fake mem would otherwise hold the reply for 60 s).
-    expect(await build(ctx, { channel_id: 'c', user_message: 'q' })).toEqual({ type: 'context', messages: EXAMPLES });
+    expect(await build(ctx, { channel_id: 'c', user_message: 'q' })).toEqual({ type: 'context', messages: EXAMPLES, missing: ['hard_memories', 'history'] });
     const warnings = await waitFor(() => {
       const w = ctx.logs.filter((l) => l.msg === 'context part left out: mem failed');
       return w.length >= 2 && w;

@@ -53,6 +53,8 @@ describe('rtr capabilities', () => {
       model: 'mock-model',
       backend: 'openai',
       configured: true,
+      base_url: llm.mock.baseUrl,
+      key_source: '[api] key',
     });
   });
 });
@@ -147,7 +149,9 @@ describe('rtr infer against the mock LLM', () => {
     resetMock({ apiKey: 'sk-right', rules: [{ reply: 'x' }] });
     const service = await rtr();
     await expect(request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false })).rejects.toMatchObject({
-      message: 'the LLM API answered 401: Incorrect API key provided. (check [api] key or LLM_API_KEY)',
+      message:
+        'the LLM API answered 401: Incorrect API key provided. (rtr sent the key from [api] key. rtr reads the key itself: set [api] key_file,' +
+        ' or LLM_API_KEY in the environment of `npm start` / `zino up` / the zino-rtr unit (not of `zino ask`), then restart)',
     });
   });
 
@@ -170,7 +174,7 @@ describe('rtr infer against the mock LLM', () => {
     const frames = await collect(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: true });
     expect(frames).toEqual([
       { type: 'chunk', delta: 'first ' },
-      { type: 'error', code: 'TIMEOUT', message: 'the LLM did not finish within 1 s ([rtr] timeout)' },
+      { type: 'error', code: 'TIMEOUT', message: 'the LLM did not finish its reply within 1 s ([rtr] timeout, the bound on the whole request)' },
     ]);
     await llm.mock.waitForAborts(1, 30_000);
   });
@@ -249,7 +253,9 @@ describe('rtr cancellation', () => {
     const pending = request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false }, { signal: controller.signal }).catch(
       (e: unknown) => e,
     );
-    await waitFor(() => llm.mock.stats.requests === 1, 'the first attempt');
+    // Abort during the backoff: once rtr has said it will retry (waiting for the first request
+    // alone raced the 503 against the disconnect on a loaded machine).
+    await waitFor(() => service.logs.some((l) => l.msg === 'LLM call failed; retrying'), 'the first attempt to fail');
     controller.abort();
     await pending;
     // rtr logs this line after the handler has returned, so every attempt it would ever
@@ -270,10 +276,12 @@ describe('rtr without a usable configuration', () => {
       model: '',
       backend: 'none',
       configured: false,
+      base_url: '',
+      problem: expect.stringMatching(/^no LLM endpoint configured: set \[api\] base_url in .*ZINO\.toml/),
     });
     await expect(request(service.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: true })).rejects.toMatchObject({
       code: 'NOT_CONFIGURED',
-      message: expect.stringMatching(/^no LLM endpoint configured: set \[api\] base_url in ZINO\.toml \(OpenAI .*Ollama .*llama\.cpp .*vLLM .*"demo"/),
+      message: expect.stringMatching(/^no LLM endpoint configured: set \[api\] base_url in \/.*\/ZINO\.toml \(OpenAI .*Ollama .*llama\.cpp .*vLLM .*"demo"/),
     });
   });
 
@@ -281,7 +289,9 @@ describe('rtr without a usable configuration', () => {
     const noKey = await rtr({ api: { base_url: 'https://api.example.com/v1', key: '' } });
     await expect(request(noKey.socket, { type: 'infer', messages: USER, temperature: 0.7, top_p: 1, stream: false })).rejects.toMatchObject({
       code: 'NOT_CONFIGURED',
-      message: 'no API key for https://api.example.com/v1: set the LLM_API_KEY environment variable or [api] key in ZINO.toml',
+      message: expect.stringMatching(
+        /^no API key for https:\/\/api\.example\.com\/v1: set \[api\] key_file in \/.*ZINO\.toml \(a file only you can read\), or LLM_API_KEY in the environment of `npm start` \/ `zino up` \/ the zino-rtr unit/,
+      ),
     });
     resetMock({ rules: [{ reply: 'keyed' }] });
     const fromEnv = await rtr({ api: { base_url: llm.mock.baseUrl, key: '' } }, { LLM_API_KEY: 'sk-from-env' });

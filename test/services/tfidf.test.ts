@@ -54,6 +54,40 @@ describe('TF-IDF index', () => {
     });
   });
 
+  it('after removals scores as an index that never held the removed documents (forget_hard)', () => {
+    const docs = randomDocs(200, 23);
+    const index = new TfIdfIndex();
+    docs.forEach((d, i) => index.add(i, d));
+    const removed = new Set([0, 3, 17, 50, 51, 52, 199]);
+    for (const id of removed) expect(index.remove(id, docs[id] as string[])).toBe(true);
+    expect(index.size).toBe(docs.length - removed.size);
+    const kept = docs.map((d, id) => ({ d, id })).filter(({ id }) => !removed.has(id));
+    for (const q of [['w0'], ['w1', 'w2'], ['w3', 'w3', 'w17'], ['w39', 'nope']]) {
+      const scores = bruteForce(
+        kept.map(({ d }) => d),
+        q,
+      );
+      const expected = kept
+        .map(({ id }, i) => ({ id, score: Math.round((scores[i] as number) * 10_000) / 10_000 }))
+        .filter((r) => r.score > 0)
+        .sort((a, b) => b.score - a.score || a.id - b.id)
+        .slice(0, 8);
+      expect(index.search(q, 8)).toEqual(expected);
+    }
+  });
+
+  it('ignores a query term whose every document was removed', () => {
+    const index = new TfIdfIndex();
+    index.add(0, ['only']);
+    index.add(1, ['shared', 'word']);
+    index.add(2, ['shared']);
+    const fresh = new TfIdfIndex();
+    fresh.add(1, ['shared', 'word']);
+    fresh.add(2, ['shared']);
+    index.remove(0, ['only']);
+    expect(index.search(['only', 'shared'], 3)).toEqual(fresh.search(['only', 'shared'], 3));
+  });
+
   it('gives the same scores after a bulk load as after incremental adds', () => {
     const docs = randomDocs(200, 11);
     const incremental = new TfIdfIndex();

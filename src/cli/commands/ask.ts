@@ -3,10 +3,12 @@
  * tool activity and errors to stderr. Ctrl-C cancels the request (which cancels it
  * all the way down to the LLM and any running code).
  */
-import { RemoteError, ZinoError, ZinoClient } from '../../client/index.js';
-import { EXIT } from '../../runtime/exit.js';
+import { RemoteError, ZinoError, ZinoClient, maxMessageBytes, messageTooLarge, type DoneFrame, type ResponseFrame } from '../../client/index.js';
+import { EXIT, exitStatusFor } from '../../runtime/exit.js';
 import { cliClient, fail, howToStart, type ConfigOptions } from '../config.js';
+import { degradedReport } from '../degraded.js';
 import { AnswerDisplay, type AnswerFrame } from '../display.js';
+import { WaitingIndicator } from '../waiting.js';
 
 /** Options of `zino ask`. */
 export interface AskOptions extends ConfigOptions {
@@ -43,6 +45,12 @@ export interface AskParams {
   events: boolean;
   /** Cancels the request; by default Ctrl-C does. */
   signal?: AbortSignal;
+  /**
+   * Told of a failure to talk to the daemon itself (not an error answer): it could
+   * not be reached, or went away mid-answer. Returning true means "handled, print
+   * nothing": `zino chat` waits for a restarting daemon and sends again.
+   */
+  onDaemonError?: (err: ZinoError) => boolean;
 }
 
 /** Asks once and prints the answer; returns the exit status. */
@@ -57,17 +65,30 @@ export async function askOnce(client: ZinoClient, params: AskParams): Promise<nu
     // Tool activity on stderr comes from the event frames; --json shows them only when asked.
     events: !params.json || params.events,
   };
+  const tooLarge = sizeProblem(client, params.message);
+  if (tooLarge !== undefined) {
+    process.stderr.write(`zino: ${tooLarge}\n`);
+    return EXIT.FAILURE;
+  }
   const display = new AnswerDisplay({ out: process.stdout, err: process.stderr }, params.raw);
+  // Streamed answers on a terminal: a line on stderr while the answer is silent (waiting.ts).
+  const waiting = new WaitingIndicator(process.stderr, { enabled: params.stream });
+  let terminal: DoneFrame | ResponseFrame | undefined;
   try {
     const show = (frame: AnswerFrame): void => {
+      waiting.activity(frame.type === 'tool_call' ? 'tool' : 'model');
+      if (frame.type === 'done' || frame.type === 'response') terminal = frame;
       if (params.json) process.stdout.write(`${JSON.stringify(frame)}\n`);
       else display.frame(frame);
     };
+    waiting.start();
     if (params.stream) for await (const frame of client.askStream(params.message, options)) show(frame);
     else show(await client.ask(params.message, { ...options, onEvent: options.events ? show : undefined }));
+    waiting.stop();
     if (!params.json) display.finish();
-    return EXIT.OK;
+    return terminal ? reportDegraded(terminal, client.config.agr.max_iterations) : EXIT.OK;
   } catch (err) {
+    waiting.stop();
     if (!params.json) display.finish();
     if (controller.signal.aborted) {
       process.stderr.write('zino: cancelled\n');
@@ -77,18 +98,38 @@ export async function askOnce(client: ZinoClient, params: AskParams): Promise<nu
       // The daemon answered with an error frame: --json shows it as it came.
       if (params.json) process.stdout.write(`${JSON.stringify(err.frame)}\n`);
       else process.stderr.write(`zino: ${err.message}\n`);
-      return EXIT.FAILURE;
+      return exitStatusFor(err);
     }
+    if (err instanceof ZinoError && params.onDaemonError?.(err)) return exitStatusFor(err);
     if (err instanceof ZinoError && (err.code === 'UPSTREAM_UNAVAILABLE' || err.code === 'TIMEOUT')) {
       process.stderr.write(`zino: ${howToStart(client.socket('daemon'), err.detail.errno ?? err.code)}\n`);
       return EXIT.UNAVAILABLE;
     }
     process.stderr.write(`zino: ${(err as Error).message}\n`);
-    return EXIT.FAILURE;
+    return exitStatusFor(err);
   } finally {
     if (params.signal) params.signal.removeEventListener('abort', onSigint);
     else process.off('SIGINT', onSigint);
   }
+}
+
+/**
+ * The daemon's refusal of a message over its bound, said before sending it (the
+ * client reads the same configuration): a message over the frame limit would
+ * otherwise fail with a bare "frame too large".
+ */
+function sizeProblem(client: ZinoClient, message: string): string | undefined {
+  const bound = maxMessageBytes(client.config);
+  if (message.length * 3 <= bound) return undefined;
+  const bytes = Buffer.byteLength(message, 'utf8');
+  return bytes > bound ? messageTooLarge(bytes, bound) : undefined;
+}
+
+/** Tells the user on stderr what the answer lacks; INCOMPLETE (3) when it was cut short. */
+function reportDegraded(frame: DoneFrame | ResponseFrame, maxIterations: number): number {
+  const report = degradedReport(frame, maxIterations);
+  for (const line of report.lines) process.stderr.write(`zino: ${line}\n`);
+  return report.incomplete ? EXIT.INCOMPLETE : EXIT.OK;
 }
 
 async function readStdin(): Promise<string> {

@@ -2,16 +2,23 @@
  * `zino mem history|clear|soft|remember|search`: administering memory by talking
  * to mem directly (and to sys for the soft memory in the prompt).
  */
-import type { ZinoClient } from '../../client/index.js';
-import { EXIT } from '../../runtime/exit.js';
-import { cliClient, fail, type ConfigOptions } from '../config.js';
+import { ZinoError, type ZinoClient } from '../../client/index.js';
+import { EXIT, exitStatusFor } from '../../runtime/exit.js';
+import { cliClient, fail, howToStart, type ConfigOptions } from '../config.js';
 
-/** mem's answer to `call`, or the command ends with the error's message. */
+/**
+ * mem's answer to `call`, or the command ends with the error's message and the
+ * status of the one table (exit.ts): 69 when mem cannot be reached, with how to start it.
+ */
 async function mem<T>(call: (client: ZinoClient) => Promise<T>, client: ZinoClient): Promise<T> {
   try {
     return await call(client);
   } catch (err) {
-    return fail((err as Error).message);
+    const status = exitStatusFor(err);
+    if (err instanceof ZinoError && err.code === 'UPSTREAM_UNAVAILABLE' && err.detail.phase === 'connect') {
+      return fail(howToStart(client.socket('mem'), err.detail.errno ?? err.code, 'mem'), status);
+    }
+    return fail((err as Error).message, status);
   }
 }
 
@@ -41,7 +48,10 @@ export async function memClear(channel: string, options: ConfigOptions): Promise
 export async function memSoft(words: string[], options: ConfigOptions & { clear?: boolean }): Promise<void> {
   const client = cliClient(options);
   if (words.length === 0 && !options.clear) {
-    process.stdout.write(`${await mem((c) => c.mem.getSoft(), client)}\n`);
+    const soft = await mem((c) => c.mem.getSoft(), client);
+    // An empty soft memory prints nothing on stdout (not a blank line); stderr says so.
+    if (soft === '') process.stderr.write('(the soft memory is empty)\n');
+    else process.stdout.write(`${soft}\n`);
     return;
   }
   const content = options.clear ? '' : words.join(' ');
@@ -63,6 +73,16 @@ export async function memRemember(words: string[], options: ConfigOptions & { ta
   process.stdout.write(`remembered as #${id}\n`);
 }
 
+/** `zino mem forget <id>`: deletes a hard memory (its id as `remember` and `search --json` show it; "#7" works too). */
+export async function memForget(idText: string, options: ConfigOptions): Promise<void> {
+  const client = cliClient(options);
+  const id = Number(idText.replace(/^#/, ''));
+  if (!/^#?\d+$/.test(idText) || !Number.isSafeInteger(id))
+    fail(`the id must be a whole number (as "zino mem remember" printed it), got "${idText}"`, EXIT.USAGE);
+  await mem((c) => c.mem.forgetHard(id), client);
+  process.stderr.write(`hard memory #${id} forgotten\n`);
+}
+
 /** `zino mem search <query…> [--top-k N]`. */
 export async function memSearch(words: string[], options: ConfigOptions & { topK?: string; json?: boolean }): Promise<void> {
   const client = cliClient(options);
@@ -71,5 +91,5 @@ export async function memSearch(words: string[], options: ConfigOptions & { topK
   const results = await mem((c) => c.mem.searchHard(words.join(' '), { topK }), client);
   if (options.json) process.stdout.write(`${JSON.stringify(results)}\n`);
   else if (results.length === 0) process.stderr.write('(nothing found)\n');
-  else process.stdout.write(`${results.map((r) => `${r.score.toFixed(4)}  ${r.messages.map((m) => m.content).join(' / ')}`).join('\n')}\n`);
+  else process.stdout.write(`${results.map((r) => `${r.score.toFixed(4)}  #${r.id}  ${r.messages.map((m) => m.content).join(' / ')}`).join('\n')}\n`);
 }

@@ -33,8 +33,13 @@ export async function serveCommand(name: string, options: ConfigOptions): Promis
   }
   const { config } = loaded;
   const log = createLogger(service, { configLevel: config.logging.level });
-  for (const warning of loaded.warnings) log.warn({ warning }, 'configuration warning');
-  log.info({ config: loaded.file ?? '(built-in defaults)' }, 'configuration loaded');
+  // Under `zino up` the supervisor has printed the warnings once; seven services repeating them is noise.
+  const supervised = process.env.ZINO_SUPERVISED === '1';
+  for (const warning of loaded.warnings) {
+    if (supervised) log.debug({ warning }, 'configuration warning (printed by zino up)');
+    else log.warn({ warning }, 'configuration warning');
+  }
+  log.info({ config: loaded.files.length > 0 ? loaded.files.join(' + ') : '(built-in defaults)' }, 'configuration loaded');
 
   // Handlers are isolated per connection; anything that escapes is a bug: log it and
   // exit non-zero so systemd (Restart=on-failure) or `zino up` restarts us.
@@ -54,7 +59,7 @@ export async function serveCommand(name: string, options: ConfigOptions): Promis
       await runHttp(config, log);
     } else {
       const definition = await loadServiceDefinition(service);
-      const instance = await definition.create(config, log, { configFile: loaded.file });
+      const instance = await definition.create(config, log, { configFile: loaded.file, configFiles: loaded.files });
       await runService({ socketPath: config[service].socket, config, log, instance });
     }
     process.off('SIGTERM', early);

@@ -1,39 +1,35 @@
 /**
- * `zino status`: asks the daemon for every service's state; when the daemon
- * itself is down, pings each service directly; and the HTTP front end's `/healthz`.
- * Exit 0 when all seven answer (and the front end, when it is enabled).
+ * `zino status`: asks the daemon for every service's state and the LLM as rtr finds
+ * it now (endpoint, reachable, models, the model in use); when the daemon itself is
+ * down, pings each service directly and asks rtr itself. Exit status (exit.ts): 0
+ * when all seven answer and the LLM is usable, 69 when a service or the LLM cannot
+ * be reached, 78 when no LLM is configured. It also asks the HTTP front end's
+ * `/healthz`; when the front end is enabled and does not answer, the exit is 69.
  */
-import { SERVICE_NAMES, type ServiceStatus, type StatusReply } from '../../client/index.js';
+import path from 'node:path';
+import { SERVICE_NAMES, type RtrCapabilities, type ServiceStatus, type StatusReply, type ZinoClient } from '../../client/index.js';
 import { VERSION } from '../../version.js';
 import { EXIT } from '../../runtime/exit.js';
 import type { ResolvedConfig } from '../../runtime/index.js';
 import { baseUrl, parseListen } from '../../frontends/http/listen.js';
-import { cliClient, type ConfigOptions } from '../config.js';
+import { cliClient, howToStart, type ConfigOptions } from '../config.js';
+import { describeLlm, llmUsable } from '../llm-line.js';
 
 /** Runs `zino status`. */
 export async function statusCommand(options: ConfigOptions & { json?: boolean }): Promise<void> {
   const client = cliClient(options);
   let reply: StatusReply;
   try {
-    reply = await client.status({ timeoutMs: 5000 });
-  } catch (err) {
-    // The daemon is down: ask each service ourselves.
-    const pings = await client.pingAll({ timeoutMs: 1000 });
-    const services: Record<string, ServiceStatus> = {};
-    for (const name of SERVICE_NAMES) {
-      const result = pings[name];
-      const socket = client.socket(name);
-      if (result.ok) services[name] = { reachable: true, latency_ms: Math.round(result.ms * 100) / 100, socket };
-      else services[name] = { reachable: false, error: name === 'daemon' ? (err as Error).message : result.error.message, socket };
-    }
-    reply = { type: 'status', version: VERSION, services };
+    reply = await client.status({ timeoutMs: 10_000 });
+  } catch {
+    reply = await withoutDaemon(client);
   }
   const { services } = reply;
   const http = await httpStatus(client.config);
   const allUp = SERVICE_NAMES.every((name) => services[name]?.reachable) && (!http.enabled || http.reachable);
   if (options.json) process.stdout.write(`${JSON.stringify({ ...reply, http })}\n`);
-  else process.stdout.write(render(reply, services, http));
-  process.exit(allUp ? EXIT.OK : EXIT.FAILURE);
+  else process.stdout.write(render(reply, client, http));
+  process.exit(exitStatus(allUp, reply.rtr));
 }
 
 /** The HTTP front end as `zino status` shows it. */
@@ -73,23 +69,73 @@ async function httpStatus(config: Readonly<ResolvedConfig>): Promise<HttpStatus>
   }
 }
 
-function render(reply: StatusReply, services: Record<string, ServiceStatus>, http: HttpStatus): string {
-  const lines = [`ZINO ${reply.version}`, ''];
+/**
+ * 0 when all seven answer (and the HTTP front end, when enabled) and the LLM is usable; 69 when a service or the LLM cannot
+ * be reached; 78 when no LLM is configured; 1 when the LLM answers with an error (a 401).
+ */
+function exitStatus(allUp: boolean, rtr: RtrCapabilities | undefined): number {
+  if (!allUp) return EXIT.UNAVAILABLE;
+  if (rtr?.configured === false) return EXIT.CONFIG;
+  if (llmUsable(rtr)) return EXIT.OK;
+  return rtr?.llm?.reachable === true ? EXIT.FAILURE : EXIT.UNAVAILABLE;
+}
+
+/** The daemon is down: ping each service ourselves, and ask rtr about the LLM when it answers. */
+async function withoutDaemon(client: ZinoClient): Promise<StatusReply> {
+  const pings = await client.pingAll({ timeoutMs: 1000 });
+  const services: Record<string, ServiceStatus> = {};
+  for (const name of SERVICE_NAMES) {
+    const result = pings[name];
+    const socket = client.socket(name);
+    if (result.ok) services[name] = { reachable: true, latency_ms: Math.round(result.ms * 100) / 100, socket };
+    else services[name] = { reachable: false, error: result.error.message, ...(result.error.detail.errno ? { errno: result.error.detail.errno } : {}), socket };
+  }
+  const reply: StatusReply = { type: 'status', version: VERSION, services };
+  if (pings.rtr.ok) {
+    try {
+      reply.rtr = await client.rtr.capabilities({ probe: true, timeoutMs: 10_000 });
+    } catch {
+      // rtr's row says it answered ping; the LLM line stays out.
+    }
+  }
+  return reply;
+}
+
+/** What a system error on a service's socket means, without repeating the socket (the row shows it). */
+const WHY: Readonly<Record<string, string>> = {
+  ENOENT: 'not running (no socket file)',
+  ECONNREFUSED: 'not running (its socket file is left, nobody listens)',
+  EACCES: 'permission denied on the socket (is this user in its group?)',
+};
+
+function reason(s: ServiceStatus): string {
+  return (s.errno === undefined ? undefined : WHY[s.errno]) ?? s.error ?? 'no answer';
+}
+
+function render(reply: StatusReply, client: ZinoClient, http: HttpStatus): string {
+  const { services } = reply;
+  const runDir = path.dirname(client.socket('daemon'));
+  const lines = [`ZINO ${reply.version}, suite at ${runDir}`, ''];
   for (const name of SERVICE_NAMES) {
     const s = services[name];
     const state = s?.reachable ? `up    ${String(s.latency_ms ?? 0).padStart(7)} ms` : 'DOWN            ';
-    lines.push(`  ${name.padEnd(7)} ${state}  ${s?.socket ?? ''}${s?.reachable ? '' : `\n            ${s?.error ?? ''}`}`);
+    lines.push(`  ${name.padEnd(7)} ${state}  ${s?.socket ?? ''}${s && !s.reachable ? `  ${reason(s)}` : ''}`);
   }
-  const { rtr } = reply;
-  if (rtr) {
-    const model = rtr.model || '(not set)';
-    const backend = rtr.configured === false ? 'NOT CONFIGURED (see the rtr log)' : `${rtr.backend ?? 'openai'} backend`;
-    lines.push('', `  LLM: model ${model}, ${backend}, streaming ${rtr.streaming ? 'on' : 'off'}`);
+  if (reply.rtr) lines.push('', ...llmLines(reply.rtr));
+  if (!services.daemon?.reachable) {
+    const daemon = services.daemon;
+    lines.push('', howToStart(client.socket('daemon'), daemon?.errno ?? 'no answer'));
   }
-  if (!rtr) lines.push('');
+  lines.push('');
   if (http.reachable)
     lines.push(`  HTTP: ${http.url ?? ''} answers (suite ${http.health ?? 'unknown'})${http.enabled ? '' : ', although [http] enabled = false'}`);
-  else if (http.enabled) lines.push(`  HTTP: DOWN ${http.url ?? ''}\n            ${http.error ?? ''}`);
+  else if (http.enabled) lines.push(`  HTTP: DOWN ${http.url ?? ''}  ${http.error ?? ''}`);
   else lines.push('  HTTP: off ([http] enabled = false; docs/http.md)');
   return `${lines.join('\n')}\n`;
+}
+
+function llmLines(rtr: RtrCapabilities): string[] {
+  const lines = [`  LLM:     ${describeLlm(rtr)}`];
+  if (rtr.backend === 'openai') lines.push(`  key:     ${rtr.key_source ?? 'unknown'}`, `  stream:  ${rtr.streaming ? 'on' : 'off'}`);
+  return lines;
 }

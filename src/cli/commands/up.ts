@@ -4,10 +4,13 @@
  * restarted when they crash, all stopped on Ctrl-C/SIGTERM.
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { ZinoClient } from '../../client/index.js';
 import { SERVICE_NAMES, isListening, type ServiceName } from '../../runtime/index.js';
-import { cliConfig, fail, type ConfigOptions } from '../config.js';
+import { writeLocalConfig } from '../../runtime/config/local.js';
+import { cliLoaded, fail, type ConfigOptions } from '../config.js';
 import { EXIT } from '../../runtime/exit.js';
+import { describeLlm } from '../llm-line.js';
 import { formatLogLine } from '../up/log-line.js';
 import { Supervisor } from '../up/supervisor.js';
 
@@ -19,7 +22,13 @@ export interface UpOptions extends ConfigOptions {
 
 /** Runs the suite until a signal. */
 export async function upCommand(options: UpOptions): Promise<void> {
-  const config = cliConfig(options);
+  // Checked before anything is written (a --dir that is a file is reported as such, exit 78).
+  cliLoaded(options);
+  const wrote = await ensureLocalConfig(options);
+  const loaded = cliLoaded(options);
+  const { config } = loaded;
+  // Printed once here: the services are told (ZINO_SUPERVISED) not to repeat them seven times.
+  for (const warning of loaded.warnings) process.stderr.write(`zino up: configuration warning: ${warning}\n`);
   const withHttp = config.http.enabled || options.http === true;
   // The front end's address as it logged it once listening (the port may have been 0).
   let httpUrl: string | undefined;
@@ -65,9 +74,8 @@ export async function upCommand(options: UpOptions): Promise<void> {
     await supervisor.stop();
     fail((err as Error).message);
   }
-  process.stdout.write(
-    await banner(new ZinoClient({ config }), options, httpUrl === undefined ? undefined : { url: httpUrl, tokenFile: config.http.token_file }),
-  );
+  const http = httpUrl === undefined ? undefined : { url: httpUrl, tokenFile: config.http.token_file };
+  process.stdout.write(await banner(new ZinoClient({ config }), options, loaded.files, wrote, http));
 }
 
 /** The `url` of the front end's `listening` log line, if `line` is that line. */
@@ -89,16 +97,36 @@ function readToken(file: string): string {
   }
 }
 
-async function banner(client: ZinoClient, options: ConfigOptions, http: { url: string; tokenFile: string } | undefined): Promise<string> {
+/**
+ * With a runtime directory and no explicit config file, the local configuration
+ * `DIR/ZINO.toml` is where the user's settings go: written on the first start.
+ */
+async function ensureLocalConfig(options: ConfigOptions): Promise<string | undefined> {
+  const dir = options.dir ?? (process.env.ZINO_DIR || undefined);
+  if (dir === undefined || options.config !== undefined || process.env.ZINO_CONFIG) return undefined;
+  try {
+    const { file, created } = await writeLocalConfig(path.resolve(dir));
+    return created ? file : undefined;
+  } catch (err) {
+    return fail(`cannot write the local configuration in ${dir}: ${(err as Error).message}`, EXIT.CONFIG);
+  }
+}
+
+async function banner(
+  client: ZinoClient,
+  options: ConfigOptions,
+  files: string[],
+  wrote: string | undefined,
+  http: { url: string; tokenFile: string } | undefined,
+): Promise<string> {
   let llm = 'unknown (rtr did not answer)';
   try {
-    const caps = await client.rtr.capabilities({ timeoutMs: 2000 });
-    if (caps.configured === false) llm = 'NOT CONFIGURED: set [api] base_url in ZINO.toml (see the rtr log)';
-    else if (caps.backend === 'demo') llm = 'the built-in demo model (set [api] base_url in ZINO.toml for a real one)';
-    else llm = caps.model || 'auto-detected model';
+    llm = describeLlm(await client.rtr.capabilities({ probe: true, timeoutMs: 10_000 }));
   } catch {
     // keep "unknown"
   }
+  const shown = (file: string): string => path.relative(process.cwd(), file) || file;
+  const configLine = files.length === 0 ? '(none: built-in defaults)' : files.map(shown).join(' + ');
   // `npm start` runs from a source checkout, where the ./zino wrapper stands in for an installed zino.
   const zino = process.env.npm_lifecycle_event === 'start' ? './zino' : 'zino';
   const flags = [options.config !== undefined ? `--config ${options.config}` : '', options.dir !== undefined ? `--dir ${options.dir}` : '']
@@ -110,6 +138,7 @@ async function banner(client: ZinoClient, options: ConfigOptions, http: { url: s
     : [];
   return [
     `ZINO is up: all 7 services answer${http ? ', and the HTTP endpoint listens' : ''}.`,
+    `  config:  ${configLine}${wrote ? ` (${shown(wrote)} written now: your settings go there)` : ''}`,
     `  LLM:     ${llm}`,
     `  daemon:  ${client.socket('daemon')}`,
     ...endpoint,

@@ -2,8 +2,11 @@
  * ZINO.toml → `Readonly<ResolvedConfig>`: parse with smol-toml to `unknown`, then
  * check every key against {@link SCHEMA}, fill defaults, resolve paths.
  *
- * - File: `--config`, else `$ZINO_CONFIG`, else `./ZINO.toml` when it exists, else defaults.
- * - Relative paths are resolved against the config file's directory (cwd without a file).
+ * - File: `--config`, else `$ZINO_CONFIG`; else `./ZINO.toml` when it exists, with the
+ *   local configuration `DIR/ZINO.toml` of the runtime directory (`--dir`/`$ZINO_DIR`)
+ *   read on top of it when that exists; else defaults.
+ * - Relative paths are resolved against the directory of the file that sets them
+ *   (defaults: the first file's directory, cwd without a file).
  * - A wrong type or an unreadable file throws {@link ConfigError} naming the file and the key.
  * - Unknown sections and keys are returned as warnings (the caller logs them).
  */
@@ -38,12 +41,22 @@ export interface LoadOptions {
   cwd?: string;
 }
 
-/** The outcome of loading: the config, which file it came from, and what to warn about. */
+/** The outcome of loading: the config, which files it came from, and what to warn about. */
 export interface LoadedConfig {
   config: Readonly<ResolvedConfig>;
-  /** Absolute path of the file read, or `null` when running on defaults. */
+  /** Absolute path of the most specific file read (the local one when there is one), or `null` when running on defaults. */
   file: string | null;
+  /** Every file read, in the order they were applied (later ones win). */
+  files: string[];
   warnings: string[];
+}
+
+/** Name of the local configuration file inside a runtime directory (`DIR/ZINO.toml`). */
+export const LOCAL_CONFIG_NAME = 'ZINO.toml';
+
+/** The local configuration file of runtime directory `dir`. */
+export function localConfigPath(dir: string): string {
+  return path.join(dir, LOCAL_CONFIG_NAME);
 }
 
 /** Finds, reads and resolves the configuration. Throws {@link ConfigError}. */
@@ -51,24 +64,53 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const explicit = options.path ?? (env.ZINO_CONFIG || undefined);
-  let file: string | null = null;
-  let raw: unknown = {};
-  if (explicit !== undefined) {
-    file = path.resolve(cwd, explicit);
-    raw = readToml(file);
-  } else if (existsSync(path.resolve(cwd, 'ZINO.toml'))) {
-    file = path.resolve(cwd, 'ZINO.toml');
-    raw = readToml(file);
-  }
   const dirOption = options.dir ?? (env.ZINO_DIR || undefined);
-  if (dirOption !== undefined) checkRuntimeDir(path.resolve(cwd, dirOption), options.dir !== undefined ? '--dir' : '$ZINO_DIR');
-  const { config, warnings } = resolveConfig(raw, {
-    file,
-    baseDir: file ? path.dirname(file) : cwd,
+  const dir = dirOption === undefined ? undefined : path.resolve(cwd, dirOption);
+  if (dir !== undefined) checkRuntimeDir(dir, options.dir !== undefined ? '--dir' : '$ZINO_DIR');
+  const files: string[] = [];
+  if (explicit !== undefined) files.push(path.resolve(cwd, explicit));
+  else {
+    const shared = path.resolve(cwd, 'ZINO.toml');
+    if (existsSync(shared)) files.push(shared);
+    // The local configuration beside the runtime directory's sockets and data (`zino init`).
+    const local = dir === undefined ? undefined : localConfigPath(dir);
+    if (local !== undefined && local !== shared && existsSync(local)) files.push(local);
+  }
+  const layers = files.map((file) => ({ file, raw: readToml(file) }));
+  const warnings: string[] = [];
+  // Each file alone first: an error or a warning names the file it is in.
+  for (const layer of layers) warnings.push(...resolveConfig(layer.raw, { file: layer.file, baseDir: path.dirname(layer.file), env, dir }).warnings);
+  const last = layers.at(-1);
+  const raw = layers.length > 1 ? mergeLayers(layers) : (last?.raw ?? {});
+  const { config } = resolveConfig(raw, {
+    file: last?.file ?? null,
+    baseDir: layers[0] ? path.dirname(layers[0].file) : cwd,
     env,
-    dir: dirOption === undefined ? undefined : path.resolve(cwd, dirOption),
+    dir,
   });
-  return { config, file, warnings };
+  return { config, file: last?.file ?? null, files, warnings };
+}
+
+/**
+ * One document from several files, later ones winning key by key. A relative path a
+ * file sets is made absolute against that file's directory first, so that it means
+ * what it meant in its own file.
+ */
+function mergeLayers(layers: { file: string; raw: unknown }[]): Record<string, unknown> {
+  const sections: Readonly<Record<string, Readonly<Record<string, AnyKeySpec>>>> = SCHEMA;
+  const merged: Record<string, Record<string, unknown>> = {};
+  for (const { file, raw } of layers) {
+    if (!isTable(raw)) continue;
+    for (const [name, section] of Object.entries(raw)) {
+      if (!isTable(section)) continue;
+      const into = (merged[name] ??= {});
+      for (const [key, value] of Object.entries(section)) {
+        const spec = sections[name]?.[key];
+        into[key] = spec?.kind === 'path' && typeof value === 'string' && value !== '' ? path.resolve(path.dirname(file), value) : value;
+      }
+    }
+  }
+  return merged;
 }
 
 /** Context for {@link resolveConfig}. */
@@ -116,7 +158,8 @@ export function resolveConfig(raw: unknown, ctx: ResolveContext): { config: Read
   const config = out as ResolvedConfig;
   const agent = isTable(raw.agent) ? raw.agent : {};
   if (agent.max_iterations === undefined) config.agent.max_iterations = config.agr.max_iterations;
-  if (config.api.key === '' && ctx.env.LLM_API_KEY) config.api.key = ctx.env.LLM_API_KEY;
+  // The environment is the last resort: a key file named in the configuration wins over it.
+  if (config.api.key === '' && config.api.key_file === '' && ctx.env.LLM_API_KEY) config.api.key = ctx.env.LLM_API_KEY;
   if (ctx.dir !== undefined) {
     for (const service of SERVICE_NAMES) config[service].socket = path.join(ctx.dir, 'run', `${service}.sock`);
     config.mem.data_dir = path.join(ctx.dir, 'data', 'mem');

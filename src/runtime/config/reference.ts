@@ -53,9 +53,15 @@ export const KEY_NOTES: Readonly<Record<string, string>> = {
   'api.base_url':
     'Empty: rtr answers every `infer` with a `NOT_CONFIGURED` error saying what to set. `"demo"` selects the built-in demo model; the shipped ZINO.toml sets it so that a fresh checkout answers. The contract leaves it unset.',
   'api.key':
-    'Prefer the environment (or a systemd `EnvironmentFile=`) to the file. A server on localhost or a loopback address needs none. The contract leaves it unset.',
+    'Read by rtr, so it must reach the process that runs rtr: prefer `key_file`, or `LLM_API_KEY` in the environment of `npm start` / `zino up` / the zino-rtr unit (an `EnvironmentFile=`); exporting it in the shell of `zino ask` does nothing. A server on localhost or a loopback address needs none. The contract leaves it unset.',
+  'api.key_file':
+    'Used when `[api] key` is empty, before `LLM_API_KEY`. Only rtr reads it, at start and on SIGHUP; it refuses a file that group or others may read (`chmod 600 FILE`). Put it in the local configuration (`zino init`), e.g. `key_file = "llm.key"` beside it.',
   'service.model': 'Empty: rtr asks the endpoint for its models and uses the only one it serves (else `NOT_CONFIGURED`). The contract leaves it unset.',
   'rtr.max_retries': 'A reply that has started streaming is never retried.',
+  'rtr.timeout':
+    'One bound for the whole call: a request that fails and is retried, or whose model must first be detected, still ends by then, with `TIMEOUT` saying how many attempts were made.',
+  'rtr.max_prompt_bytes':
+    "Through the daemon a prompt is at most `[daemon] max_message_bytes` for the message, a quarter of `[limits] max_frame_bytes` for the context, and the system prompt; this bounds what reaches the LLM whoever asks (agr's loop, which grows the prompt with each tool result, and programs calling rtr or agr directly).",
   'exc.sandbox':
     '`"auto"`: in bubblewrap when it is installed and usable, else directly; `"bwrap"`: in bubblewrap, refusing to run code without it; `"none"`: directly.',
   'mem.data_dir': 'Replaced by `DIR/data/mem` under `--dir DIR` / `$ZINO_DIR`. The format is in [storage.md](storage.md).',
@@ -158,12 +164,18 @@ export function renderConfigReference(): string {
     '1. `--config FILE` on the command line (what the systemd units pass:',
     '   `/etc/zino/ZINO.toml`);',
     '2. else `$ZINO_CONFIG`;',
-    '3. else `./ZINO.toml` in the current directory, when it exists;',
+    '3. else `./ZINO.toml` in the current directory, when it exists, and on top of it',
+    '   the **local configuration** `DIR/ZINO.toml` of the runtime directory (`--dir DIR`,',
+    '   else `$ZINO_DIR`; the `zino` command also finds a suite running in `./.zino`),',
+    '   when that exists: `zino init` writes it, and so does the first `zino up --dir DIR`',
+    '   (`npm start`). A key set there wins over the same key in `./ZINO.toml`; in a',
+    '   source checkout this keeps your settings out of the tracked reference file;',
     '4. else no file: every key takes its default.',
     '',
     'A file named by `--config` or `$ZINO_CONFIG` must be readable. Relative paths',
-    '(keys of type `path`) are resolved against the directory of the file, or the',
-    'current directory when there is none. An unknown section or key is logged as a',
+    '(keys of type `path`) are resolved against the directory of the file that sets them;',
+    'defaults against that of the first file read, or the current directory when there is',
+    'none. An unknown section or key is logged as a',
     'warning (with a "did you mean" for a near miss) and ignored; a value of the wrong',
     'type or out of range stops the process with a message naming the file and the key',
     '(exit status 78, which systemd does not restart on).',
@@ -184,7 +196,7 @@ export function renderConfigReference(): string {
     '|---|---|',
     '| `ZINO_CONFIG` | the config file, when `--config` is not given |',
     '| `ZINO_DIR` | the runtime directory, when `--dir` is not given (see above) |',
-    '| `LLM_API_KEY` | the API key, when `[api] key` is empty |',
+    '| `LLM_API_KEY` | the API key, when `[api] key` and `[api] key_file` are empty; read by rtr, so it belongs in the environment of `npm start` / `zino up` / the zino-rtr unit |',
     '| `ZINO_LOG_LEVEL` | the log level, overriding `[logging] level` |',
     '',
     '## Keys',

@@ -71,14 +71,21 @@ export interface ResolvedConfig {
     streaming: boolean;
     /** Retries of a connection error, 429 or 5xx before the first token. @default 2 */
     max_retries: number;
-    /** Bound on one LLM request, in seconds. @default 600 */
+    /** Bound on one whole LLM request (model detection, every attempt and the waits between them), in seconds. @default 600 */
     timeout: number;
+    /**
+     * Largest prompt sent to the LLM: the UTF-8 bytes of all message contents; a bigger
+     * one is refused with INVALID_REQUEST before any HTTP request. @default 8388608 (8 MiB)
+     */
+    max_prompt_bytes: number;
   };
   api: {
     /** OpenAI-compatible API endpoint; `"demo"` selects the built-in demo model. @default "" (not configured) */
     base_url: string;
-    /** API key; falls back to the `LLM_API_KEY` environment variable. @default "" */
+    /** API key; falls back to `key_file`, then to the `LLM_API_KEY` environment variable. @default "" */
     key: string;
+    /** File holding the API key (read by rtr only; must not be readable by group or others). @default "" (none) */
+    key_file: string;
   };
   service: {
     /** Model identifier. @default "" */
@@ -306,11 +313,25 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
     socket: socket('rtr'),
     streaming: { kind: 'boolean', default: true, doc: 'Enable streaming support' },
     max_retries: { kind: 'integer', default: 2, min: 0, max: 10, doc: 'Retries of connection errors, 429 and 5xx before the first token' },
-    timeout: { kind: 'number', default: 600, min: 1, max: MAX_DURATION_S, doc: 'Bound on one LLM request (seconds)' },
+    timeout: {
+      kind: 'number',
+      default: 600,
+      min: 1,
+      max: MAX_DURATION_S,
+      doc: 'Bound on one whole LLM request, retries and the waits between them included (seconds)',
+    },
+    max_prompt_bytes: {
+      kind: 'integer',
+      default: 8 * MiB,
+      min: 1024,
+      max: 1024 * MiB,
+      doc: 'Largest prompt sent to the LLM (UTF-8 bytes of all message contents); bigger is refused before sending',
+    },
   },
   api: {
     base_url: { kind: 'string', default: '', doc: 'OpenAI-compatible API endpoint ("demo" = built-in demo model)' },
-    key: { kind: 'string', default: '', doc: 'API key (falls back to the LLM_API_KEY environment variable)' },
+    key: { kind: 'string', default: '', doc: 'API key (falls back to key_file, then to the LLM_API_KEY environment variable)' },
+    key_file: { kind: 'path', default: '', optional: true, doc: 'File holding the API key, read by rtr only; it must be mode 0600 or stricter' },
   },
   service: {
     model: { kind: 'string', default: '', doc: 'Model identifier' },

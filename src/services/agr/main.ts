@@ -55,9 +55,11 @@ const agr: ServiceDefinition = {
           const result = await runLoop(deps, params, ctx, sink);
           const usage = result.usage ? { usage: result.usage } : {};
           ctx.log.info({ iterations: result.iterations, chars: result.text.length, limitReached: result.limitReached, ...usage }, 'run complete');
+          // Said on the wire (an extra field) so that the user learns the answer was cut short.
+          const limit = result.limitReached ? { limit_reached: true as const } : {};
           return params.stream
-            ? { type: 'done', full_text: result.text, iterations: result.iterations, ...usage }
-            : { type: 'result', content: result.text, iterations: result.iterations, ...usage };
+            ? { type: 'done', full_text: result.text, iterations: result.iterations, ...usage, ...limit }
+            : { type: 'result', content: result.text, iterations: result.iterations, ...usage, ...limit };
         },
       }),
       reload: async () => {

@@ -19,7 +19,7 @@ import {
   type ServiceDefinition,
   type ServiceInstance,
 } from '../../runtime/index.js';
-import { CTX } from '../../protocol/ctx.js';
+import { CTX, type ContextPart } from '../../protocol/ctx.js';
 import { fitBudget, fitBytes, flatten } from './budget.js';
 import { fetchHardMemories, fetchHistory } from './fetch.js';
 
@@ -49,6 +49,7 @@ export function buildHandler(config: Readonly<ResolvedConfig>, examples: () => C
       Math.floor(config.limits.max_frame_bytes / 4),
     );
     const messages = flatten(trimmed.parts);
+    const missing: ContextPart[] = [...(hard ? [] : ['hard_memories' as const]), ...(history ? [] : ['history' as const])];
     ctx.log.info(
       {
         examples: trimmed.parts.examples.length,
@@ -57,12 +58,12 @@ export function buildHandler(config: Readonly<ResolvedConfig>, examples: () => C
         droppedHistory: trimmed.droppedHistory,
         droppedHardMemories: trimmed.droppedHard,
         tokens: trimmed.tokens,
-        missing: [...(hard ? [] : ['hard_memories']), ...(history ? [] : ['history'])],
+        missing,
         historyFrom: given !== undefined ? 'request' : 'channel',
       },
       'context built',
     );
-    return { type: 'context', messages };
+    return missing.length > 0 ? { type: 'context', messages, missing } : { type: 'context', messages };
   };
 }
 

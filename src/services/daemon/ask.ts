@@ -26,7 +26,16 @@ import {
   type ResolvedConfig,
   type Unvalidated,
 } from '../../runtime/index.js';
-import type { AgrEvent, AskRequest, ChunkFrame, DoneFrame, ResponseFrame } from '../../protocol/daemon.js';
+import {
+  maxMessageBytes,
+  messageTooLarge,
+  type AgrEvent,
+  type AskRequest,
+  type ChunkFrame,
+  type Degradation,
+  type DoneFrame,
+  type ResponseFrame,
+} from '../../protocol/daemon.js';
 import { MEM, checkChannelId } from '../../protocol/mem.js';
 import type { ChannelLock } from './channel-lock.js';
 import { dispatch } from './dispatch.js';
@@ -86,6 +95,9 @@ export async function ask(
     if (!terminal) throw new ZinoError('CONNECTION_CLOSED', 'no answer came back');
     if (terminal.type === 'error') return terminal;
     const answer = terminal.type === 'done' ? textOf(terminal.full_text ?? text) : textOf(terminal.content ?? '');
+    // What the answer lacks, said to the client (an extra field) as well as logged.
+    const degraded: Degradation[] = [...(terminal.degraded ?? []), ...(terminal.via === 'rtr' ? ['tools' as const] : []), ...prompt.missing];
+    if (degraded.length > 0) terminal = { ...terminal, degraded };
     if (channelId !== undefined) await store(config, channelId, message, answer, ctx);
     ctx.log.info(
       {
@@ -95,7 +107,7 @@ export async function ask(
         chars: answer.length,
         ttftMs: round(firstChunkMs),
         durationMs: round(performance.now() - started),
-        degraded: prompt.missing,
+        degraded,
       },
       'answered',
     );
@@ -111,11 +123,6 @@ export async function ask(
   }
 }
 
-/** The largest inbound message: `[daemon] max_message_bytes`, and at most a quarter of the frame limit. */
-export function maxMessageBytes(config: Readonly<ResolvedConfig>): number {
-  return Math.min(config.daemon.max_message_bytes, Math.floor(config.limits.max_frame_bytes / 4));
-}
-
 /**
  * Refuses a message over {@link maxMessageBytes}: it would be sent whole to the LLM
  * and stored whole in the history, where it would crowd everything else out.
@@ -125,11 +132,7 @@ function checkMessageSize(config: Readonly<ResolvedConfig>, message: string): vo
   // A UTF-16 code unit is at most 3 UTF-8 bytes: short messages need no count.
   if (message.length * 3 <= bound) return;
   const bytes = Buffer.byteLength(message, 'utf8');
-  if (bytes > bound) {
-    throw new InvalidRequestError(
-      `field "message" is ${bytes} bytes, over the bound of ${bound} bytes ([daemon] max_message_bytes = ${config.daemon.max_message_bytes}, at most a quarter of [limits] max_frame_bytes)`,
-    );
-  }
+  if (bytes > bound) throw new InvalidRequestError(messageTooLarge(bytes, bound));
 }
 
 /** Waits between attempts to store while mem is unreachable: 100, 200, 400, then 800 ms each. */

@@ -59,9 +59,11 @@ export async function* dispatch(
     for await (const frame of frames) {
       if (frame.type === 'result') {
         const { content, iterations, usage } = frame;
-        yield { type: 'response', content, iterations, ...(usage ? { usage } : {}), via: 'agr' };
-      } else if (frame.type === 'done') yield { ...frame, via: 'agr' };
-      else yield frame;
+        yield { type: 'response', content, iterations, ...(usage ? { usage } : {}), via: 'agr', ...cutShort(frame) };
+      } else if (frame.type === 'done') {
+        const { limit_reached: _limit, ...done } = frame;
+        yield { ...done, via: 'agr', ...cutShort(frame) };
+      } else yield frame;
     }
     return;
   } catch (err) {
@@ -75,6 +77,11 @@ export async function* dispatch(
     ctx.log.warn({ reason: err.message }, 'agr unreachable; answering through rtr directly');
   }
   yield* throughRtr(config, job, ctx);
+}
+
+/** `degraded: ["max_iterations"]` when agr says its loop stopped at the limit. */
+function cutShort(frame: { limit_reached?: unknown }): { degraded?: ['max_iterations'] } {
+  return frame.limit_reached === true ? { degraded: ['max_iterations'] } : {};
 }
 
 /** True when agr never took the request: the connection could not be made, or closed before the request was written. */

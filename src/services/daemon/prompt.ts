@@ -7,10 +7,13 @@ import { Endpoint, chatMessages, clientOptions, forChatApi, type ChatMessage, ty
 import { CTX } from '../../protocol/ctx.js';
 import { SYS } from '../../protocol/sys.js';
 
+/** What the prompt may be built without: sys's prompt, ctx's context, or parts of it mem could not supply. */
+export type PromptPart = 'system_prompt' | 'context' | 'hard_memories' | 'history';
+
 /** The assembled prompt and which parts could not be fetched. */
 export interface Prompt {
   messages: ChatMessage[];
-  missing: ('sys' | 'ctx')[];
+  missing: PromptPart[];
 }
 
 /** Where the history comes from: the request's own `history`, else the channel's stored one. */
@@ -38,14 +41,17 @@ export async function assemblePrompt(config: Readonly<ResolvedConfig>, message: 
   if (system.status === 'fulfilled' && typeof system.value.content === 'string') {
     if (system.value.content !== '') messages.push({ role: 'system', content: system.value.content });
   } else {
-    missing.push('sys');
+    missing.push('system_prompt');
     ctx.log.warn({ reason: reasonOf(system) }, 'no system prompt: sys failed; answering without it');
   }
   if (context.status === 'fulfilled' && Array.isArray(context.value.messages)) {
     // Stored or imported turns may carry roles a chat API refuses (function, tool): keep them as user text.
     messages.push(...chatMessages(context.value.messages).map(forChatApi));
+    // ctx answers without what mem could not supply, and says which (checked: another process's data).
+    const parts: unknown = context.value.missing;
+    if (Array.isArray(parts)) for (const part of parts as unknown[]) if (part === 'hard_memories' || part === 'history') missing.push(part);
   } else {
-    missing.push('ctx');
+    missing.push('context');
     ctx.log.warn({ reason: reasonOf(context) }, 'no context: ctx failed; answering without it');
   }
   messages.push({ role: 'user', content: message });

@@ -1,8 +1,14 @@
-/** `{"type":"status"}`: every service's reachability and ping latency, rtr's capabilities, the version. */
-import { Endpoint, SERVICE_NAMES, clientOptions, ping, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
+/**
+ * `{"type":"status"}`: every service's reachability and ping latency, rtr's
+ * capabilities with the LLM endpoint checked now (`probe`), the version.
+ */
+import { Endpoint, SERVICE_NAMES, ZinoError, clientOptions, ping, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
 import type { ServiceStatus, StatusReply } from '../../protocol/daemon.js';
 import { RTR } from '../../protocol/rtr.js';
 import { VERSION } from '../../version.js';
+
+/** How long the daemon waits for rtr's check of the LLM endpoint, in milliseconds. */
+const PROBE_WAIT_MS = 7000;
 
 /** Pings the six other services concurrently (the daemon answers for itself). */
 export async function status(config: Readonly<ResolvedConfig>, ctx: HandlerContext): Promise<StatusReply> {
@@ -15,13 +21,16 @@ export async function status(config: Readonly<ResolvedConfig>, ctx: HandlerConte
         const ms = await ping(socket, clientOptions(config, name, options));
         return [name, { reachable: true, latency_ms: Math.round(ms * 100) / 100, socket }];
       } catch (err) {
-        return [name, { reachable: false, error: (err as Error).message, socket }];
+        const errno = err instanceof ZinoError ? err.detail.errno : undefined;
+        return [name, { reachable: false, error: (err as Error).message, ...(errno ? { errno } : {}), socket }];
       }
     }),
   );
   const reply: StatusReply = { type: 'status', version: VERSION, services: Object.fromEntries(entries) };
   try {
-    reply.rtr = await new Endpoint(RTR, config.rtr.socket, clientOptions(config, 'rtr', options)).request('capabilities', { request_id: ctx.requestId });
+    // rtr checks the endpoint within 5 s; give it that and a margin.
+    const rtr = new Endpoint(RTR, config.rtr.socket, clientOptions(config, 'rtr', { signal: ctx.signal, timeoutMs: PROBE_WAIT_MS }));
+    reply.rtr = await rtr.request('capabilities', { probe: true, request_id: ctx.requestId });
   } catch {
     // rtr's row already says why.
   }

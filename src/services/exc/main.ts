@@ -5,7 +5,7 @@
  * working directory, and are sandboxed by bubblewrap per `[exc] sandbox`.
  * It also keeps the sessions with the `[mcp.servers]` (`list_tools`, `call_tool`; mcp/).
  */
-import { ZinoError, bindHandlers, loadCatalog, requireString, type ServiceDefinition } from '../../runtime/index.js';
+import { ZinoError, bindHandlers, loadCatalog, requireString, type ResolvedConfig, type ServiceContext, type ServiceDefinition } from '../../runtime/index.js';
 import { EXC } from '../../protocol/exc.js';
 import { execute, validate } from './execute.js';
 import { buildExecutors, describeExecutor, type Executor } from './executors.js';
@@ -18,15 +18,29 @@ import { sweepStaleWorkdirs } from './workdir.js';
 /** How long a run directory can exist beyond `[exc] timeout`: static analysis (10 s), kill grace, removal. */
 const RUN_MARGIN_MS = 60_000;
 
+/**
+ * What the sandbox hides: hiddenPaths for the most specific config file, plus every
+ * other config file read (`./ZINO.toml` under a local one) and `[api] key_file`.
+ */
+function hiddenFiles(config: Readonly<ResolvedConfig>, context: ServiceContext, runAs?: { uid: number; gid: number }): { dirs: string[]; files: string[] } {
+  const hidden = hiddenPaths(config, context.configFile, runAs);
+  const others = [...(context.configFiles ?? []), ...(config.api.key_file === '' ? [] : [config.api.key_file])];
+  for (const file of others) {
+    for (const each of hiddenPaths(config, file, runAs).files) if (!hidden.files.includes(each)) hidden.files.push(each);
+  }
+  return hidden;
+}
+
 const exc: ServiceDefinition = {
   name: 'exc',
   async create(config, log, context) {
     const catalog = await loadCatalog({ tools: config.tools.dir, skills: config.skills.dir }, log);
     const executors = buildExecutors(catalog.tools);
     const sandbox = detectSandbox(config.exc.sandbox);
-    const hidden = hiddenPaths(config, context.configFile, sandbox.runAs);
+    const hide = (): { dirs: string[]; files: string[] } => hiddenFiles(config, context, sandbox.runAs);
+    const hidden = hide();
     const prlimit = which('prlimit');
-    const deps = { config, sandbox, hidden: () => hiddenPaths(config, context.configFile, sandbox.runAs), prlimit };
+    const deps = { config, sandbox, hidden: hide, prlimit };
     if (!prlimit) log.warn({}, 'prlimit not found: a single file a run writes is bounded only by the periodic check of [exc] max_disk_bytes');
     // Run directories of an exc that was SIGKILLed (it cannot clean up) hold model code and its output.
     await sweepStaleWorkdirs({

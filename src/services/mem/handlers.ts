@@ -145,6 +145,16 @@ export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEF
       return { type: 'ok', id };
     },
 
+    async forget_hard(request, ctx) {
+      const id = request.id;
+      if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) {
+        throw new InvalidRequestError(`field "id" must be a non-negative integer (an id from store_hard), got ${JSON.stringify(id ?? null)}`);
+      }
+      if (!(await stores.hard.forget(id))) throw new InvalidRequestError(`no hard memory has id ${id} (never stored, or already forgotten)`);
+      ctx.log.info({ id }, 'hard memory forgotten');
+      return { type: 'ok', id };
+    },
+
     get_soft() {
       return { type: 'soft_memory', content: stores.soft.get() };
     },

@@ -125,6 +125,45 @@ export class TfIdfIndex {
     this.count++;
   }
 
+  /**
+   * Removes document `id`, added with `docTerms` (the same terms, so that its
+   * postings are found): the inverse of {@link add}, S1/S2 of the documents sharing a
+   * term adjusted for df(t) going from n+1 to n. Returns false when `id` held none of them.
+   */
+  remove(id: number, docTerms: readonly string[]): boolean {
+    const counts = new Map<string, number>();
+    for (const t of docTerms) counts.set(t, (counts.get(t) ?? 0) + 1);
+    let found = false;
+    for (const term of counts.keys()) {
+      const termId = this.vocab.get(term);
+      if (termId === undefined) continue;
+      const list = this.postings[termId] as Postings;
+      const at = list.docs.indexOf(id);
+      if (at < 0) continue;
+      found = true;
+      list.docs.splice(at, 1);
+      list.tfs.splice(at, 1);
+      if (this.bulk) continue;
+      const n = list.docs.length;
+      const bOld = Math.log(2 + n);
+      const bNew = Math.log(1 + n);
+      const d1 = bNew - bOld;
+      const d2 = bNew * bNew - bOld * bOld;
+      for (let i = 0; i < n; i++) {
+        const d = list.docs[i] as number;
+        const tf2 = (list.tfs[i] as number) ** 2;
+        this.s1[d] = (this.s1[d] as number) + tf2 * d1;
+        this.s2[d] = (this.s2[d] as number) + tf2 * d2;
+      }
+    }
+    if (!found && counts.size > 0) return false;
+    this.s0[id] = 0;
+    this.s1[id] = 0;
+    this.s2[id] = 0;
+    this.count--;
+    return true;
+  }
+
   /** The `topK` documents most similar to the query terms: best first, equal scores by ascending id; score 0 never. */
   search(queryTerms: readonly string[], topK: number): ScoredDoc[] {
     if (this.count === 0 || topK <= 0) return [];
@@ -132,7 +171,8 @@ export class TfIdfIndex {
     const qtf = new Map<number, number>();
     for (const t of queryTerms) {
       const termId = this.vocab.get(t);
-      if (termId !== undefined) qtf.set(termId, (qtf.get(termId) ?? 0) + 1);
+      // A term whose documents were all removed is one no document contains: ignored, as an unknown term is.
+      if (termId !== undefined && (this.postings[termId] as Postings).docs.length > 0) qtf.set(termId, (qtf.get(termId) ?? 0) + 1);
     }
     let qNorm2 = 0;
     let touchedCount = 0;

@@ -2,16 +2,34 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { ZinoError } from '../../runtime/index.js';
 
+/** What an error message names: the endpoint, and where the key came from. */
+export interface ErrorHints {
+  baseUrl: string;
+  /** Where rtr's key came from, in words ("LLM_API_KEY in rtr's environment", "no key", …). */
+  keySource: string;
+}
+
 /** Hints for statuses whose cause is usually the configuration. */
-const HINTS: Record<number, string> = {
-  401: ' (check [api] key or LLM_API_KEY)',
-  403: ' (check that the API key may use this model)',
-  404: ' (check [api] base_url and [service] model)',
-};
+function hint(status: number, hints: ErrorHints): string {
+  switch (status) {
+    case 401:
+      return (
+        ` (rtr sent ${hints.keySource === 'no key' ? 'no key' : `the key from ${hints.keySource}`}. rtr reads the key itself: set [api] key_file,` +
+        ' or LLM_API_KEY in the environment of `npm start` / `zino up` / the zino-rtr unit (not of `zino ask`), then restart)'
+      );
+    case 403:
+      return ' (check that the API key may use this model)';
+    case 404:
+      return ' (check [api] base_url and [service] model)';
+    default:
+      return '';
+  }
+}
 
 /** Maps `err` (from one attempt) to a ZinoError; `attempts` is how many were made. */
-export function toZinoError(err: unknown, baseUrl: string, attempts: number): ZinoError {
+export function toZinoError(err: unknown, hints: ErrorHints, attempts: number): ZinoError {
   if (err instanceof ZinoError) return err;
+  const baseUrl = hints.baseUrl;
   const after = attempts > 1 ? ` (after ${attempts} attempts)` : '';
   if (err instanceof APIUserAbortError) return new ZinoError('CANCELLED', 'the LLM request was cancelled');
   if (err instanceof APIConnectionTimeoutError) return new ZinoError('TIMEOUT', `the LLM API at ${baseUrl} did not answer in time${after}`, { cause: err });
@@ -21,7 +39,7 @@ export function toZinoError(err: unknown, baseUrl: string, attempts: number): Zi
   if (err instanceof APIError && typeof err.status === 'number') {
     const body = err.error as { message?: unknown } | undefined;
     const apiMessage = typeof body?.message === 'string' && body.message !== '' ? body.message : err.message;
-    return new ZinoError('UPSTREAM_ERROR', `the LLM API answered ${err.status}: ${apiMessage}${HINTS[err.status] ?? ''}${after}`, { cause: err });
+    return new ZinoError('UPSTREAM_ERROR', `the LLM API answered ${err.status}: ${apiMessage}${hint(err.status, hints)}${after}`, { cause: err });
   }
   return new ZinoError('UPSTREAM_ERROR', `the LLM call failed: ${rootCause(err)}${after}`, { cause: err });
 }

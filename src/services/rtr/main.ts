@@ -1,35 +1,106 @@
 /**
- * zino-rtr: the only process that talks to the LLM. Messages: `capabilities`,
- * `infer` (streamed or collected). Without a usable `[api]` configuration it still
- * starts and answers every `infer` with NOT_CONFIGURED saying what to set.
+ * zino-rtr: the only process that talks to the LLM. Messages: `capabilities`
+ * (with `probe`, the endpoint is checked now), `infer` (streamed or collected).
+ * Without a usable `[api]` configuration it still starts and answers every `infer`
+ * with NOT_CONFIGURED saying what to set. At start it checks the endpoint and logs
+ * whether it answers; SIGHUP re-reads the key file.
  */
-import { ZinoError, bindHandlers, optionalBoolean, optionalInteger, optionalNumber, parseMessages, type ServiceDefinition } from '../../runtime/index.js';
-import { RTR, type RtrCapabilities } from '../../protocol/rtr.js';
+import {
+  InvalidRequestError,
+  ZinoError,
+  bindHandlers,
+  castToError,
+  optionalBoolean,
+  optionalInteger,
+  optionalNumber,
+  parseMessages,
+  type ChatMessage,
+  type Logger,
+  type ResolvedConfig,
+  type ServiceDefinition,
+} from '../../runtime/index.js';
+import { RTR, type LlmProbe, type RtrCapabilities } from '../../protocol/rtr.js';
+import { toZinoError, type ErrorHints } from './api-errors.js';
 import { inferCollected, inferStreamed } from './infer.js';
-import { selectBackend } from './select.js';
+import { selectBackend, type Selection } from './select.js';
+
+/** Bound on one check of the endpoint (`capabilities` with `probe`, and at start), in milliseconds. */
+const PROBE_TIMEOUT_MS = 5000;
+
+/** Checks the endpoint now: reachable, and which models it lists. */
+async function probe(selection: Selection, hints: ErrorHints, timeoutMs: number): Promise<LlmProbe> {
+  if (!selection.backend) return { reachable: false, error: selection.problem, code: 'NOT_CONFIGURED' };
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const { models } = await selection.backend.check(signal);
+    return models === undefined ? { reachable: true } : { reachable: true, models };
+  } catch (err) {
+    const error = signal.aborted
+      ? new ZinoError('TIMEOUT', `the LLM API at ${hints.baseUrl} did not list its models within ${timeoutMs / 1000} s`)
+      : toZinoError(err, hints, 1);
+    return { reachable: error.code !== 'UPSTREAM_UNAVAILABLE' && error.code !== 'TIMEOUT', error: error.message, code: error.code };
+  }
+}
+
+/** Logs what the start-up check found: "ready" only when the endpoint answered. */
+function logProbe(log: Logger, config: Readonly<ResolvedConfig>, selection: Selection, result: LlmProbe): void {
+  const fields = { base_url: config.api.base_url, model: selection.backend?.model || '(detect)' };
+  if (result.reachable && result.error === undefined) log.info({ ...fields, models: result.models?.slice(0, 20) }, 'LLM backend ready: the endpoint answers');
+  else log.warn({ ...fields, code: result.code, reason: result.error }, 'LLM endpoint check failed: requests will fail until it is fixed');
+}
+
+/** Refuses a prompt over `[rtr] max_prompt_bytes` (all message contents, UTF-8) before anything is sent. */
+function checkPromptSize(messages: readonly ChatMessage[], bound: number): void {
+  let chars = 0;
+  for (const m of messages) chars += m.content.length;
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: most prompts need no count.
+  if (chars * 3 <= bound) return;
+  let bytes = 0;
+  for (const m of messages) bytes += Buffer.byteLength(m.content, 'utf8');
+  if (bytes > bound) {
+    throw new InvalidRequestError(`the prompt is ${bytes} bytes, over the bound of ${bound} bytes ([rtr] max_prompt_bytes); it was not sent to the LLM`);
+  }
+}
 
 const rtr: ServiceDefinition = {
   name: 'rtr',
-  create(config, log) {
-    const selection = selectBackend(config, log);
-    if (selection.backend) {
+  create(config, log, context) {
+    let selection = selectBackend(config, log, context.configFile);
+    const hints = (): ErrorHints => ({ baseUrl: config.api.base_url, keySource: selection.keySource ?? 'no key' });
+    const probeMs = Math.min(PROBE_TIMEOUT_MS, config.rtr.timeout * 1000);
+    const announce = (): void => {
+      if (!selection.backend) {
+        log.warn({ problem: selection.problem }, 'LLM backend not configured; infer will answer with an error');
+        return;
+      }
       log.info(
-        { backend: selection.backend.kind, base_url: config.api.base_url, model: selection.backend.model || '(detect)', streaming: config.rtr.streaming },
-        'LLM backend ready',
+        { backend: selection.backend.kind, base_url: config.api.base_url, model: selection.backend.model || '(detect)', key_source: selection.keySource },
+        'LLM backend configured; checking the endpoint',
       );
-    } else {
-      log.warn({ problem: selection.problem }, 'LLM backend not configured; infer will answer with an error');
-    }
-    const capabilities = (): RtrCapabilities => ({
-      type: 'capabilities',
-      streaming: config.rtr.streaming,
-      model: selection.backend?.model || config.service.model,
-      backend: selection.backend?.kind ?? 'none',
-      configured: selection.backend !== undefined,
-    });
+      const checked = selection;
+      probe(checked, hints(), probeMs).then(
+        (result) => logProbe(log, config, checked, result),
+        (err: unknown) => log.error({ err: castToError(err) }, 'LLM endpoint check failed'),
+      );
+    };
+    announce();
+    const capabilities = async (probeNow: boolean): Promise<RtrCapabilities> => {
+      const llm = probeNow ? await probe(selection, hints(), probeMs) : undefined;
+      return {
+        type: 'capabilities',
+        streaming: config.rtr.streaming,
+        model: selection.backend?.model || config.service.model,
+        backend: selection.backend?.kind ?? 'none',
+        configured: selection.backend !== undefined,
+        base_url: config.api.base_url,
+        ...(selection.problem === undefined ? {} : { problem: selection.problem }),
+        ...(selection.keySource === undefined ? {} : { key_source: selection.keySource }),
+        ...(llm ? { llm } : {}),
+      };
+    };
     return {
       ...bindHandlers(RTR)({
-        capabilities,
+        capabilities: (request) => capabilities(optionalBoolean(request, 'probe') ?? false),
         infer: (request, ctx) => {
           const params = {
             messages: parseMessages(request.messages, 'messages', { allowEmpty: false }),
@@ -38,11 +109,17 @@ const rtr: ServiceDefinition = {
             max_tokens: optionalInteger(request, 'max_tokens', { min: 1 }),
           };
           const stream = optionalBoolean(request, 'stream') ?? false;
+          checkPromptSize(params.messages, config.rtr.max_prompt_bytes);
           if (!selection.backend) throw new ZinoError('NOT_CONFIGURED', selection.problem);
-          const deps = { backend: selection.backend, maxRetries: config.rtr.max_retries, baseUrl: config.api.base_url };
+          const deps = { backend: selection.backend, maxRetries: config.rtr.max_retries, timeoutMs: config.rtr.timeout * 1000, hints: hints() };
           return stream && config.rtr.streaming ? inferStreamed(deps, params, ctx) : inferCollected(deps, params, ctx);
         },
       }),
+      reload() {
+        // The key file may have been created or fixed (chmod 600) since the start.
+        selection = selectBackend(config, log, context.configFile);
+        announce();
+      },
     };
   },
 };

@@ -35,6 +35,12 @@ export interface MockRule {
   retryAfter?: string;
   /** Never answer: hold the request open until the client disconnects. */
   hang?: boolean;
+  /**
+   * Hold the reply (before its first byte) until the test opens this gate
+   * (`mock.release(name)`, or `POST /_mock/release {"gate": name}`): silence for as
+   * long as a test needs, without guessing a duration.
+   */
+  gate?: string;
   /** Stream this many chunks, then hold the stream open until the client disconnects. */
   hangAfterChunks?: number;
   /** End the stream (with `[DONE]`) without the chunk that carries `finish_reason`. */
@@ -54,6 +60,12 @@ export interface MockScript {
   fallback?: MockRule;
   /** Model name reported by `/v1/models` and in replies. @default "mock-model" */
   model?: string;
+  /** The models `/v1/models` lists (overrides `model` there). An empty list lists none. */
+  models?: string[];
+  /** Answer 404 ("model not found", as Ollama does) to a chat request for a model not listed. */
+  strictModels?: boolean;
+  /** Answer `/v1/models` with this HTTP status (e.g. 404: a server without a model list). */
+  modelsStatus?: number;
   /** When set, requests must carry `Authorization: Bearer <apiKey>` (else 401). */
   apiKey?: string;
 }

@@ -24,6 +24,10 @@ export interface MockStats {
   arrivals: number[];
   /** Bytes of streamed (SSE) data written so far: stalls when a client applies backpressure. */
   bytesStreamed: number;
+  /** `GET /v1/models` requests received. */
+  modelLists: number;
+  /** Requests waiting at a closed gate, by gate name. */
+  waiting: Record<string, number>;
 }
 
 /** A running mock server. */
@@ -36,6 +40,8 @@ export interface MockLlm {
   setScript(script: MockScript): void;
   /** Replaces the script and zeroes the counters a test reads (requests, aborts, bodies…). */
   reset(script?: MockScript): void;
+  /** Opens a gate: replies held by rules with this `gate` go on (now and from now on, until the next reset). */
+  release(gate: string): void;
   /** Resolves when `stats.aborted` reaches `count`. */
   waitForAborts(count: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -45,7 +51,33 @@ export interface MockLlm {
 export async function startMockLlm(script: MockScript = {}, options: { port?: number } = {}): Promise<MockLlm> {
   let current = script;
   let uses = new Map<MockRule, number>();
-  const stats: MockStats = { requests: 0, aborted: 0, active: 0, bodies: [], authorizations: [], arrivals: [], bytesStreamed: 0 };
+  const stats: MockStats = {
+    requests: 0,
+    aborted: 0,
+    active: 0,
+    bodies: [],
+    authorizations: [],
+    arrivals: [],
+    bytesStreamed: 0,
+    modelLists: 0,
+    waiting: {},
+  };
+  const gates = new Map<string, { open: boolean; promise: Promise<void>; resolve: () => void }>();
+  const gate = (name: string) => {
+    let entry = gates.get(name);
+    if (!entry) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      entry = { open: false, promise, resolve };
+      gates.set(name, entry);
+    }
+    return entry;
+  };
+  const release = (name: string): void => {
+    const entry = gate(name);
+    entry.open = true;
+    entry.resolve();
+  };
   const sockets = new Set<import('node:net').Socket>();
   let sequence = 0;
 
@@ -64,7 +96,29 @@ export async function startMockLlm(script: MockScript = {}, options: { port?: nu
     const url = new URL(req.url ?? '/', 'http://mock');
     const model = current.model ?? 'mock-model';
     if (req.method === 'GET' && url.pathname === '/v1/models') {
-      json(res, 200, { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'zino-mock' }] });
+      stats.modelLists++;
+      // As OpenAI's: the list needs the key too (Ollama's needs none: a script without apiKey).
+      if (current.apiKey !== undefined && req.headers.authorization !== `Bearer ${current.apiKey}`) {
+        sendError(res, 401, 'Incorrect API key provided.', 'invalid_request_error');
+        return;
+      }
+      if (current.modelsStatus !== undefined) {
+        sendError(res, current.modelsStatus, `mock error ${current.modelsStatus}`);
+        return;
+      }
+      const ids = current.models ?? [model];
+      json(res, 200, { object: 'list', data: ids.map((id) => ({ id, object: 'model', created: 0, owned_by: 'zino-mock' })) });
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/_mock/release') {
+      try {
+        const { gate: name } = JSON.parse(await readBody(req)) as { gate?: unknown };
+        if (typeof name !== 'string') throw new Error('"gate" must be a string');
+        release(name);
+        json(res, 200, { ok: true });
+      } catch (err) {
+        sendError(res, 400, `invalid release: ${(err as Error).message}`);
+      }
       return;
     }
     if (req.method === 'GET' && url.pathname === '/_mock/stats') {
@@ -100,6 +154,10 @@ export async function startMockLlm(script: MockScript = {}, options: { port?: nu
       sendError(res, 401, 'Incorrect API key provided.', 'invalid_request_error');
       return;
     }
+    if (current.strictModels && !(current.models ?? [model]).includes(String(body.model))) {
+      sendError(res, 404, `model '${String(body.model)}' not found`, 'not_found_error');
+      return;
+    }
     const messages = Array.isArray(body.messages) ? (body.messages as { role?: unknown; content?: unknown }[]) : [];
     const rule = pickRule(messages[messages.length - 1]);
     const used = (uses.get(rule) ?? 0) + 1;
@@ -121,6 +179,13 @@ export async function startMockLlm(script: MockScript = {}, options: { port?: nu
     if (rule.hang) {
       await closed;
       return;
+    }
+    if (rule.gate !== undefined && !gate(rule.gate).open) {
+      const name = rule.gate;
+      stats.waiting[name] = (stats.waiting[name] ?? 0) + 1;
+      await Promise.race([gate(name).promise, closed]);
+      stats.waiting[name] = (stats.waiting[name] ?? 1) - 1;
+      if (res.destroyed || res.writableEnded) return;
     }
     const id = `chatcmpl-mock-${++sequence}`;
     const created = Math.floor(Date.now() / 1000);
@@ -210,9 +275,13 @@ export async function startMockLlm(script: MockScript = {}, options: { port?: nu
       current = script;
       uses = new Map();
     },
+    release,
     reset(script = {}) {
       current = script;
       uses = new Map();
+      gates.clear();
+      stats.modelLists = 0;
+      stats.waiting = {};
       stats.requests = 0;
       stats.aborted = 0;
       stats.bodies.length = 0;

@@ -12,7 +12,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChatMessage } from '../../../runtime/index.js';
-import type { InferParams, LlmBackend, StreamEvent } from '../backend.js';
+import type { BackendCheck, InferParams, LlmBackend, StreamEvent } from '../backend.js';
 import { findIntent, shellQuote } from './intents.js';
 
 /** Model name the demo reports. */
@@ -23,7 +23,8 @@ const CONFIGURE = [
   'ask me about this machine (for example "how much disk space is free?", "what is the uptime?" or',
   '"run `uname -a`") and I will call a tool, ZINO will run it, and I will report the result.',
   '',
-  'To talk to a real model, set these in ZINO.toml and restart ZINO:',
+  'To talk to a real model, set these in your local configuration (.zino/ZINO.toml when you',
+  'started with npm start; `zino init` writes it) and restart ZINO:',
   '',
   '    [api]',
   '    base_url = "https://api.openai.com/v1"      # OpenAI',
@@ -34,7 +35,8 @@ const CONFIGURE = [
   '    [service]',
   '    model = "gpt-4o-mini"                       # the model to use',
   '',
-  'and put the API key in the LLM_API_KEY environment variable (or [api] key).',
+  'A remote API needs a key: rtr reads it, so put it in a private file named by [api] key_file,',
+  'or in the LLM_API_KEY environment variable of `npm start` / `zino up` (not of `zino ask`).',
 ].join('\n');
 
 /** The reply the demo model gives to `messages`. */
@@ -111,6 +113,11 @@ export class DemoBackend implements LlmBackend {
       yield { delta: piece };
     }
     yield { usage: usage(params.messages, content) };
+  }
+
+  /** The demo model is always there. */
+  check(): Promise<BackendCheck> {
+    return Promise.resolve({ models: [DEMO_MODEL] });
   }
 }
 
