@@ -41,7 +41,7 @@ describe('the hard memory index bound', () => {
     const file = path.join(dir, 'hard.jsonl');
     const { log } = captureLogger();
     const text = `giraffe ${filler(2 * MAX_INDEXED_CHARS)} pelican`;
-    let { store } = await HardStore.open(file, log);
+    let store = await HardStore.open(file, log);
     const id = await store.store([{ role: 'user', content: text }], null);
     for (let round = 0; round < 2; round++) {
       expect((await store.search('giraffe', 1)).map((r) => r.id)).toEqual([id]);
@@ -49,7 +49,7 @@ describe('the hard memory index bound', () => {
       // A query is bounded the same way: the probe past its head is not searched.
       expect(await store.search(`${filler(MAX_INDEXED_CHARS, 'vx')} giraffe`, 1)).toEqual([]);
       await store.close();
-      ({ store } = await HardStore.open(file, log));
+      store = await HardStore.open(file, log);
     }
     await store.close();
   });

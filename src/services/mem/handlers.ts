@@ -115,7 +115,7 @@ export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEF
       const query = requireString(request, 'query');
       const k = topK(request);
       const started = performance.now();
-      const found = await stores.hard.search(query, k);
+      const found = await stores.hard.search(query, k, ctx.signal);
       // Best first: keep the best results whose encoded size fits in one reply.
       const results = [];
       let bytes = 0;
@@ -143,6 +143,10 @@ export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEF
       const id = await stores.hard.store(messages, tag);
       ctx.log.debug({ id, count: messages.length }, 'hard memory stored');
       return { type: 'ok', id };
+    },
+
+    status() {
+      return { type: 'status', hard_index: stores.hard.indexStatus };
     },
 
     get_soft() {

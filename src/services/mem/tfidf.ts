@@ -22,11 +22,30 @@
  * exactly from the current A in O(1). Exact up to floating-point rounding (the
  * incremental sums drift by ~1e-12 relative, far below the 4-decimal rounding of
  * scores); {@link finish} recomputes them from scratch after a bulk load.
+ *
+ * Document ids must be added in ascending order (the snapshot of {@link toImage}
+ * relies on each posting list being sorted).
  */
+import type { Slicer } from './slices.js';
 
 interface Postings {
+  /** Document ids, ascending (documents are added in id order). */
   docs: number[];
   tfs: number[];
+}
+
+/**
+ * An index as plain arrays (a snapshot's content): term `t` (in order of first
+ * appearance) has `dfs[t]` postings, stored one term after another in `docs` (ids,
+ * ascending) and `tfs` (raw counts). The norms are not stored: they follow from these.
+ */
+export interface IndexImage {
+  /** Number of documents, including those without any term. */
+  count: number;
+  terms: string[];
+  dfs: Uint32Array;
+  docs: Uint32Array;
+  tfs: Uint32Array;
 }
 
 /** One hit of {@link TfIdfIndex.search}. */
@@ -65,20 +84,99 @@ export class TfIdfIndex {
     this.bulk = true;
   }
 
-  /** Ends a bulk load by recomputing every document's S1/S2 in one pass over the postings. */
+  /** Ends a bulk load by recomputing every document's S0/S1/S2 in one pass over the postings. */
   finish(): void {
+    this.beginFinish();
+    for (let termId = 0; termId < this.postings.length; termId++) this.finishTerm(termId);
+  }
+
+  /** {@link finish} in slices that yield to the event loop (no add may run until it returns). */
+  async finishInSlices(slicer: Slicer): Promise<void> {
+    this.beginFinish();
+    for (let termId = 0; termId < this.postings.length; termId++) {
+      this.finishTerm(termId);
+      if (slicer.due) await slicer.pause();
+    }
+  }
+
+  /**
+   * The index as plain arrays, for a snapshot on disk: the documents with id below
+   * `idLimit` (every document at the time of the call; ids added while it runs are
+   * above it and left out). Runs in slices; adds may happen meanwhile, since they only
+   * append ids above the limit to posting lists and new terms after the captured ones.
+   */
+  async toImage(idLimit: number, slicer: Slicer): Promise<IndexImage> {
+    const count = this.count;
+    const vocabSize = this.vocab.size;
+    const terms: string[] = [];
+    const dfs = new Uint32Array(vocabSize);
+    let total = 0;
+    let termId = 0;
+    // A Map iterator is live: terms added while we pause come after the captured ones.
+    for (const term of this.vocab.keys()) {
+      if (termId === vocabSize) break;
+      terms.push(term);
+      const { docs } = this.postings[termId] as Postings;
+      let n = docs.length;
+      while (n > 0 && (docs[n - 1] as number) >= idLimit) n--;
+      dfs[termId] = n;
+      total += n;
+      termId++;
+      if (slicer.due) await slicer.pause();
+    }
+    const docsOut = new Uint32Array(total);
+    const tfsOut = new Uint32Array(total);
+    let p = 0;
+    for (termId = 0; termId < vocabSize; termId++) {
+      const { docs, tfs } = this.postings[termId] as Postings;
+      const n = dfs[termId] as number;
+      for (let i = 0; i < n; i++, p++) {
+        docsOut[p] = docs[i] as number;
+        tfsOut[p] = tfs[i] as number;
+      }
+      if (slicer.due) await slicer.pause();
+    }
+    return { count, terms, dfs, docs: docsOut, tfs: tfsOut };
+  }
+
+  /**
+   * An index holding `image` (from {@link toImage}), built in slices, in bulk mode:
+   * add the documents after it, then call {@link finishInSlices} or {@link finish}.
+   * `idLimit` is one more than the largest document id it may hold.
+   */
+  static async fromImage(image: IndexImage, idLimit: number, slicer: Slicer): Promise<TfIdfIndex> {
+    const index = new TfIdfIndex();
+    index.bulk = true;
+    index.ensureCapacity(Math.max(1, idLimit));
+    let p = 0;
+    for (let termId = 0; termId < image.terms.length; termId++) {
+      const n = image.dfs[termId] as number;
+      index.vocab.set(image.terms[termId] as string, termId);
+      index.postings.push({ docs: Array.from(image.docs.subarray(p, p + n)), tfs: Array.from(image.tfs.subarray(p, p + n)) });
+      p += n;
+      if (slicer.due) await slicer.pause();
+    }
+    index.count = image.count;
+    return index;
+  }
+
+  private beginFinish(): void {
     this.bulk = false;
+    this.s0.fill(0);
     this.s1.fill(0);
     this.s2.fill(0);
-    for (const list of this.postings) {
-      const b = Math.log(1 + list.docs.length);
-      for (let i = 0; i < list.docs.length; i++) {
-        const d = list.docs[i] as number;
-        const tf = list.tfs[i] as number;
-        const w = tf * tf * b;
-        this.s1[d] = (this.s1[d] as number) + w;
-        this.s2[d] = (this.s2[d] as number) + w * b;
-      }
+  }
+
+  private finishTerm(termId: number): void {
+    const list = this.postings[termId] as Postings;
+    const b = Math.log(1 + list.docs.length);
+    for (let i = 0; i < list.docs.length; i++) {
+      const d = list.docs[i] as number;
+      const tf = list.tfs[i] as number;
+      const w = tf * tf;
+      this.s0[d] = (this.s0[d] as number) + w;
+      this.s1[d] = (this.s1[d] as number) + w * b;
+      this.s2[d] = (this.s2[d] as number) + w * b * b;
     }
   }
 
