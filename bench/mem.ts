@@ -2,9 +2,14 @@
  * mem benchmarks, against a real `zino serve mem` over its socket, one connection
  * per request as a client makes them:
  *
- * - search_hard p50 at 1k, 10k and 100k hard memories (target ≤ 5 ms at 100k), the
- *   start-up time that builds the index from disk, and store_hard p50 at that size
- *   (an insert adjusts the norms of documents sharing its terms, see tfidf.ts). The memories are written
+ * - search_hard p50 at 1k, 10k and 100k hard memories (target ≤ 5 ms at 100k), and
+ *   store_hard p50 at that size (an insert adjusts the norms of documents sharing its
+ *   terms, see tfidf.ts).
+ * - start-up, twice: first from the log alone, then after a SIGKILL from the index
+ *   snapshot the first run wrote. Each time: time to the first ping (mem listens before
+ *   its index is built), time until `status` says the index is ready, the slowest
+ *   `status` round trip while it was building (what other clients wait), and the time
+ *   of a search sent at the first ping (it waits for the index). The memories are written
  *   straight into `hard_memories.jsonl` (the documented format, docs/storage.md)
  *   before mem starts; texts are Zipf-distributed pseudo-words, so common words
  *   have posting lists spanning most of the store, as real common words do.
@@ -64,7 +69,7 @@ async function env(): Promise<Env> {
   return { dir, file, dataDir: config.mem.data_dir };
 }
 
-async function withMem<T>(e: Env, fn: (mem: StartedService, startMs: number) => Promise<T>): Promise<T> {
+async function withMem<T>(e: Env, fn: (mem: StartedService, startMs: number) => Promise<T>, options: { kill?: boolean } = {}): Promise<T> {
   // info: the production default, so the per-request log line is part of the figure.
   const env = { ZINO_LOG_LEVEL: 'info' };
   let mem: StartedService | undefined;
@@ -74,8 +79,46 @@ async function withMem<T>(e: Env, fn: (mem: StartedService, startMs: number) => 
   try {
     return await fn(mem as StartedService, startMs);
   } finally {
-    await mem?.stop('SIGTERM');
+    await mem?.stop(options.kill ? 'SIGKILL' : 'SIGTERM');
   }
+}
+
+interface IndexStatus {
+  state: string;
+  entries: number;
+  snapshot_bytes: number;
+}
+
+/**
+ * From a fresh start: a search sent at once (it waits for the index), and `status`
+ * polled meanwhile until the index is ready. Records the figures of one start.
+ */
+async function measureStart(mem: StartedService, startMs: number, count: number, label: string, from: string): Promise<void> {
+  const started = process.hrtime.bigint();
+  const since = (): number => Number(process.hrtime.bigint() - started) / 1e6;
+  let searchMs = 0;
+  const search = request(mem.socket, { type: 'search_hard', query: word(random(1)), top_k: 3 }, { timeoutMs: 600_000 }).then(() => {
+    searchMs = since();
+  });
+  let status: IndexStatus | undefined;
+  let slowest = 0;
+  let polls = 0;
+  for (;;) {
+    const t = since();
+    const reply = await request(mem.socket, { type: 'status' });
+    slowest = Math.max(slowest, since() - t);
+    polls++;
+    status = reply.hard_index as IndexStatus;
+    if (status.state !== 'building') break;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const readyMs = since();
+  await search;
+  const details = { memories: count, from, snapshotBytes: status.snapshot_bytes, state: status.state };
+  record({ name: `mem.start.first_ping.${from}.${label}`, value: startMs, unit: 'ms', details });
+  record({ name: `mem.start.index_ready.${from}.${label}`, value: startMs + readyMs, unit: 'ms', details });
+  record({ name: `mem.start.status_during_build.max.${from}.${label}`, value: slowest, unit: 'ms', details: { memories: count, polls } });
+  record({ name: `mem.start.search_at_first_ping.${from}.${label}`, value: searchMs, unit: 'ms', details: { memories: count } });
 }
 
 async function searchAt(count: number, label: string): Promise<void> {
@@ -91,9 +134,29 @@ async function searchAt(count: number, label: string): Promise<void> {
       ];
       lines.push(`${JSON.stringify({ id, messages, tag: word(rand) })}\n`);
     }
-    writeFileSync(path.join(e.dataDir, 'hard_memories.jsonl'), lines.join(''));
+    const text = lines.join('');
+    writeFileSync(path.join(e.dataDir, 'hard_memories.jsonl'), text);
+    const logBytes = Buffer.byteLength(text);
+    // Killed, as in a crash: the second start finds the snapshot the first one wrote (a log over 1 MiB gets one once indexed).
+    await withMem(
+      e,
+      async (mem, startMs) => {
+        await measureStart(mem, startMs, count, label, 'log');
+        if (logBytes >= 1024 * 1024) {
+          while (!mem.logs.some((l) => l.msg === 'hard memory index snapshot written')) await new Promise((r) => setTimeout(r, 20));
+          const written = mem.logs.find((l) => l.msg === 'hard memory index snapshot written') ?? {};
+          record({
+            name: `mem.snapshot.write.${label}`,
+            value: Number(written.ms),
+            unit: 'ms',
+            details: { memories: count, logBytes, snapshotBytes: written.snapshotBytes },
+          });
+        }
+      },
+      { kill: true },
+    );
     await withMem(e, async (mem, startMs) => {
-      record({ name: `mem.start_with_index.${label}`, value: startMs, unit: 'ms', details: { memories: count } });
+      await measureStart(mem, startMs, count, label, logBytes >= 1024 * 1024 ? 'snapshot' : 'log-again');
       const times: number[] = [];
       let hits = 0;
       for (let i = 0; i < WARMUP + QUERIES; i++) {

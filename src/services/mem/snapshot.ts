@@ -168,7 +168,8 @@ function parseHeader(json: Buffer): Header {
     const n = header[key];
     if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw new SnapshotInvalid(`header field ${key} is not a count`);
   }
-  if (typeof header.covers_sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(header.covers_sha256)) throw new SnapshotInvalid('header field covers_sha256 is not a SHA-256');
+  if (typeof header.covers_sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(header.covers_sha256))
+    throw new SnapshotInvalid('header field covers_sha256 is not a SHA-256');
   return header as Header;
 }
 
