@@ -56,6 +56,10 @@ export const KEY_NOTES: Readonly<Record<string, string>> = {
     'Prefer the environment (or a systemd `EnvironmentFile=`) to the file. A server on localhost or a loopback address needs none. The contract leaves it unset.',
   'service.model': 'Empty: rtr asks the endpoint for its models and uses the only one it serves (else `NOT_CONFIGURED`). The contract leaves it unset.',
   'rtr.max_retries': 'A reply that has started streaming is never retried.',
+  'limits.request_read_timeout_ms':
+    'A deadline, not an idle timeout: bytes arriving do not extend it, so a client trickling its request a byte at a time is answered `TIMEOUT` and closed when it runs out.',
+  'limits.max_connections':
+    'A new connection past it closes the oldest one whose request has not arrived in full (one that has sent nothing first; a partly sent one gets `OVERLOADED`), so idle or trickling connections cannot lock out ping. Only when every connection is being answered is the new one refused with `OVERLOADED`.',
   'exc.sandbox':
     '`"auto"`: in bubblewrap when it is installed and usable, else directly; `"bwrap"`: in bubblewrap, refusing to run code without it; `"none"`: directly.',
   'mem.data_dir': 'Replaced by `DIR/data/mem` under `--dir DIR` / `$ZINO_DIR`. The format is in [storage.md](storage.md).',
