@@ -60,6 +60,25 @@ describe('the index image and the snapshot file', () => {
     for (const q of queries) expect(restored.search(q, 10)).toEqual(original.search(q, 10));
   });
 
+  it('indexes a document in slices during a bulk load exactly as in one go', async () => {
+    const docs = randomDocs(200, 11);
+    const whole = new TfIdfIndex();
+    const sliced = new TfIdfIndex();
+    whole.beginBulk();
+    sliced.beginBulk();
+    const slicer = new Slicer(0);
+    for (let i = 0; i < docs.length; i++) {
+      // A long document of many terms too, so that the slices cut inside it.
+      const doc = i === 100 ? Array.from({ length: 20_000 }, (_, k) => `long${k % 7000}`) : (docs[i] as string[]);
+      whole.add(i, doc);
+      await sliced.addInSlices(i, doc, slicer);
+    }
+    whole.finish();
+    await sliced.finishInSlices(slicer);
+    expect(slicer.pauses).toBeGreaterThan(0);
+    for (const q of [...queries, ['long5', 'w1']]) expect(sliced.search(q, 10)).toEqual(whole.search(q, 10));
+  });
+
   it('leaves out documents added while the image is taken', async () => {
     const index = new TfIdfIndex();
     index.add(0, ['a', 'b']);

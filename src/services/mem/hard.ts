@@ -30,7 +30,7 @@ import { OpQueue } from './queue.js';
 import { Slicer, WorkStopped } from './slices.js';
 import { SNAPSHOT_FILE, SnapshotInvalid, decodeSnapshot, encodeSnapshot } from './snapshot.js';
 import { TfIdfIndex } from './tfidf.js';
-import { indexedTerms } from './tokenize.js';
+import { indexedTerms, indexedTermsInSlices } from './tokenize.js';
 
 /** File name of the hard memory store inside `data_dir`. */
 export const HARD_FILE = 'hard_memories.jsonl';
@@ -306,7 +306,7 @@ export class HardStore {
       let trailing = 0;
       for await (const line of linesForward(this.handle, pos, end, (bytes) => (trailing = bytes))) {
         this.hash?.update(line.text).update(NEWLINE);
-        this.indexLine(line);
+        await this.indexLine(line, slicer);
         this.scanned = line.start + line.text.length + 1;
         if (slicer.due) await slicer.pause();
       }
@@ -319,7 +319,7 @@ export class HardStore {
     }
   }
 
-  private indexLine(line: Line): void {
+  private async indexLine(line: Line, slicer: Slicer): Promise<void> {
     if (line.text.length === 0) return;
     const entry = hardRecord(line.text);
     const reason = !entry
@@ -333,7 +333,8 @@ export class HardStore {
       this.log.error({ file: this.file, offset: line.start, reason }, 'corrupt hard memory line skipped');
       return;
     }
-    this.register(entry, line.start, line.text.length);
+    this.place(entry, line.start, line.text.length);
+    await this.index.addInSlices(entry.id, await indexedTermsInSlices(entryText(entry.messages, entry.tag), slicer), slicer);
   }
 
   /**
@@ -418,15 +419,20 @@ export class HardStore {
     }
   }
 
-  private register(entry: HardEntry, offset: number, length: number): void {
+  /** Records where an entry's line is (ids in between get none); the caller indexes it. */
+  private place(entry: HardEntry, offset: number, length: number): void {
     for (let id = this.offsets.length; id < entry.id; id++) {
       this.offsets.push(-1);
       this.lengths.push(-1);
     }
     this.offsets.push(offset);
     this.lengths.push(length);
-    this.index.add(entry.id, indexedTerms(entryText(entry.messages, entry.tag)));
     this.registerNext = entry.id + 1;
+  }
+
+  private register(entry: HardEntry, offset: number, length: number): void {
+    this.place(entry, offset, length);
+    this.index.add(entry.id, indexedTerms(entryText(entry.messages, entry.tag)));
   }
 
   private async commit(items: { messages: ChatMessage[]; tag: string | null }[]): Promise<number[]> {

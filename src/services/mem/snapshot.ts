@@ -28,6 +28,8 @@ const FORMAT = 1;
 const CHECKSUM_BYTES = 32;
 /** Largest JSON header accepted (a real one is a few hundred bytes). */
 const MAX_HEADER_BYTES = 64 * 1024;
+/** Terms encoded between checks of the slice clock. */
+const TERMS_PER_PIECE = 65536;
 /** Bytes hashed between checks of the slice clock. */
 const HASH_PIECE_BYTES = 4 * 1024 * 1024;
 
@@ -75,8 +77,16 @@ function bytesOf(array: Float64Array | Uint32Array): Buffer {
 /** Serialises a snapshot as the parts of one file (written one after another). */
 export async function encodeSnapshot(data: SnapshotData, slicer: Slicer): Promise<Buffer[]> {
   const { index } = data;
-  const terms = Buffer.from(index.terms.join('\n'), 'utf8');
   // Terms are runs of letters and digits, so a newline never occurs in one; the count check at load would fail otherwise.
+  const terms: Buffer[] = [];
+  let termsBytes = 0;
+  for (let i = 0; i < index.terms.length; i += TERMS_PER_PIECE) {
+    const more = i + TERMS_PER_PIECE < index.terms.length;
+    const piece = Buffer.from(`${index.terms.slice(i, i + TERMS_PER_PIECE).join('\n')}${more ? '\n' : ''}`, 'utf8');
+    terms.push(piece);
+    termsBytes += piece.length;
+    if (slicer.due) await slicer.pause();
+  }
   const header: Header = {
     format: FORMAT,
     endian: endianness(),
@@ -87,13 +97,13 @@ export async function encodeSnapshot(data: SnapshotData, slicer: Slicer): Promis
     entries: index.count,
     terms: index.terms.length,
     postings: index.docs.length,
-    terms_bytes: terms.length,
+    terms_bytes: termsBytes,
   };
   const json = Buffer.from(JSON.stringify(header), 'utf8');
   const length = Buffer.alloc(4);
   length.writeUInt32BE(json.length);
   const pad = Buffer.alloc(padTo8(MAGIC.length + 4 + json.length));
-  const parts = [MAGIC, length, json, pad, bytesOf(data.offsets), bytesOf(data.lengths), bytesOf(index.dfs), bytesOf(index.docs), bytesOf(index.tfs), terms];
+  const parts = [MAGIC, length, json, pad, bytesOf(data.offsets), bytesOf(data.lengths), bytesOf(index.dfs), bytesOf(index.docs), bytesOf(index.tfs), ...terms];
   const hash = createHash('sha256');
   for (const part of parts) await hashInPieces(hash, part, slicer);
   parts.push(hash.digest());
@@ -137,11 +147,12 @@ export async function decodeSnapshot(bytes: Buffer, slicer: Slicer): Promise<Sna
   const dfs = u32(header.terms);
   const docs = u32(header.postings);
   const tfs = u32(header.postings);
-  const termText = take(header.terms_bytes).toString('utf8');
-  const terms = header.terms === 0 ? [] : termText.split('\n');
-  if (terms.length !== header.terms) throw new SnapshotInvalid(`${terms.length} terms where its header says ${header.terms}`);
+  const terms = await splitTerms(take(header.terms_bytes).toString('utf8'), header.terms, slicer);
   let sum = 0;
-  for (const df of dfs) sum += df;
+  for (const df of dfs) {
+    if (df === 0) throw new SnapshotInvalid('a term without documents');
+    sum += df;
+  }
   if (sum !== header.postings) throw new SnapshotInvalid('document frequencies do not add up to the postings');
   return {
     coversBytes: header.covers_bytes,
@@ -171,6 +182,21 @@ function parseHeader(json: Buffer): Header {
   if (typeof header.covers_sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(header.covers_sha256))
     throw new SnapshotInvalid('header field covers_sha256 is not a SHA-256');
   return header as Header;
+}
+
+/** The `count` newline-separated terms of `text`, split in slices (millions of terms took a third of a second in one go). */
+async function splitTerms(text: string, count: number, slicer: Slicer): Promise<string[]> {
+  const terms: string[] = [];
+  let start = 0;
+  for (let i = 0; i < count; i++) {
+    const end = i === count - 1 ? text.length : text.indexOf('\n', start);
+    if (end < 0) throw new SnapshotInvalid(`${i + 1} terms where its header says ${count}`);
+    terms.push(text.slice(start, end));
+    start = end + 1;
+    if ((i & 4095) === 4095 && slicer.due) await slicer.pause();
+  }
+  if (count === 0 ? text.length > 0 : start !== text.length + 1) throw new SnapshotInvalid(`more terms than the ${count} its header says`);
+  return terms;
 }
 
 /** Feeds `data` to `hash` a few MiB at a time, yielding between pieces when the slice is used up. */

@@ -57,10 +57,21 @@ export interface ScoredDoc {
 
 const INITIAL_CAPACITY = 1024;
 
-/** See the module comment. Document ids are non-negative integers, each added once. */
+/**
+ * See the module comment. Document ids are non-negative integers, each added once.
+ *
+ * A term found in one document only keeps that posting in two typed arrays
+ * (`soloDoc`, `soloTf`); its list object is made when a second document has it. Most
+ * terms of a vocabulary occur once, and a store of distinct words (issue 13) made
+ * millions of small list objects: gigabytes of heap, and garbage collections that
+ * held mem's thread for seconds.
+ */
 export class TfIdfIndex {
   private readonly vocab = new Map<string, number>();
-  private readonly postings: Postings[] = [];
+  /** Posting lists of terms in two or more documents; `undefined` for a term in one. */
+  private readonly lists: (Postings | undefined)[] = [];
+  private soloDoc = new Int32Array(INITIAL_CAPACITY);
+  private soloTf = new Int32Array(INITIAL_CAPACITY);
   private s0 = new Float64Array(INITIAL_CAPACITY);
   private s1 = new Float64Array(INITIAL_CAPACITY);
   private s2 = new Float64Array(INITIAL_CAPACITY);
@@ -87,13 +98,13 @@ export class TfIdfIndex {
   /** Ends a bulk load by recomputing every document's S0/S1/S2 in one pass over the postings. */
   finish(): void {
     this.beginFinish();
-    for (let termId = 0; termId < this.postings.length; termId++) this.finishTerm(termId);
+    for (let termId = 0; termId < this.lists.length; termId++) this.finishTerm(termId);
   }
 
   /** {@link finish} in slices that yield to the event loop (no add may run until it returns). */
   async finishInSlices(slicer: Slicer): Promise<void> {
     this.beginFinish();
-    for (let termId = 0; termId < this.postings.length; termId++) {
+    for (let termId = 0; termId < this.lists.length; termId++) {
       this.finishTerm(termId);
       if (slicer.due) await slicer.pause();
     }
@@ -116,9 +127,12 @@ export class TfIdfIndex {
     for (const term of this.vocab.keys()) {
       if (termId === vocabSize) break;
       terms.push(term);
-      const { docs } = this.postings[termId] as Postings;
-      let n = docs.length;
-      while (n > 0 && (docs[n - 1] as number) >= idLimit) n--;
+      const list = this.lists[termId];
+      let n = 1;
+      if (list) {
+        n = list.docs.length;
+        while (n > 0 && (list.docs[n - 1] as number) >= idLimit) n--;
+      }
       dfs[termId] = n;
       total += n;
       termId++;
@@ -128,11 +142,17 @@ export class TfIdfIndex {
     const tfsOut = new Uint32Array(total);
     let p = 0;
     for (termId = 0; termId < vocabSize; termId++) {
-      const { docs, tfs } = this.postings[termId] as Postings;
+      // A term that was solo at capture may have a list by now: its first posting is the solo one.
+      const list = this.lists[termId];
       const n = dfs[termId] as number;
-      for (let i = 0; i < n; i++, p++) {
-        docsOut[p] = docs[i] as number;
-        tfsOut[p] = tfs[i] as number;
+      if (list) {
+        for (let i = 0; i < n; i++, p++) {
+          docsOut[p] = list.docs[i] as number;
+          tfsOut[p] = list.tfs[i] as number;
+        }
+      } else {
+        docsOut[p] = this.soloDoc[termId] as number;
+        tfsOut[p++] = this.soloTf[termId] as number;
       }
       if (slicer.due) await slicer.pause();
     }
@@ -142,17 +162,25 @@ export class TfIdfIndex {
   /**
    * An index holding `image` (from {@link toImage}), built in slices, in bulk mode:
    * add the documents after it, then call {@link finishInSlices} or {@link finish}.
-   * `idLimit` is one more than the largest document id it may hold.
+   * `idLimit` is one more than the largest document id it may hold. Every term of the
+   * image must have at least one posting.
    */
   static async fromImage(image: IndexImage, idLimit: number, slicer: Slicer): Promise<TfIdfIndex> {
     const index = new TfIdfIndex();
     index.bulk = true;
     index.ensureCapacity(Math.max(1, idLimit));
+    index.ensureTermCapacity(image.terms.length);
     let p = 0;
     for (let termId = 0; termId < image.terms.length; termId++) {
       const n = image.dfs[termId] as number;
       index.vocab.set(image.terms[termId] as string, termId);
-      index.postings.push({ docs: Array.from(image.docs.subarray(p, p + n)), tfs: Array.from(image.tfs.subarray(p, p + n)) });
+      if (n === 1) {
+        index.soloDoc[termId] = image.docs[p] as number;
+        index.soloTf[termId] = image.tfs[p] as number;
+        index.lists.push(undefined);
+      } else {
+        index.lists.push({ docs: Array.from(image.docs.subarray(p, p + n)), tfs: Array.from(image.tfs.subarray(p, p + n)) });
+      }
       p += n;
       if (slicer.due) await slicer.pause();
     }
@@ -160,66 +188,54 @@ export class TfIdfIndex {
     return index;
   }
 
-  private beginFinish(): void {
-    this.bulk = false;
-    this.s0.fill(0);
-    this.s1.fill(0);
-    this.s2.fill(0);
-  }
-
-  private finishTerm(termId: number): void {
-    const list = this.postings[termId] as Postings;
-    const b = Math.log(1 + list.docs.length);
-    for (let i = 0; i < list.docs.length; i++) {
-      const d = list.docs[i] as number;
-      const tf = list.tfs[i] as number;
-      const w = tf * tf;
-      this.s0[d] = (this.s0[d] as number) + w;
-      this.s1[d] = (this.s1[d] as number) + w * b;
-      this.s2[d] = (this.s2[d] as number) + w * b * b;
-    }
-  }
-
   /** Adds document `id` with its terms (repeats count as term frequency). */
   add(id: number, docTerms: readonly string[]): void {
-    if (!Number.isInteger(id) || id < 0) throw new RangeError(`document id must be a non-negative integer, got ${id}`);
-    this.ensureCapacity(id + 1);
+    this.checkId(id);
     const counts = new Map<string, number>();
     for (const t of docTerms) counts.set(t, (counts.get(t) ?? 0) + 1);
     let s0 = 0;
     let s1 = 0;
     let s2 = 0;
     for (const [term, tf] of counts) {
-      let termId = this.vocab.get(term);
-      if (termId === undefined) {
-        termId = this.postings.length;
-        this.vocab.set(term, termId);
-        this.postings.push({ docs: [], tfs: [] });
-      }
-      const list = this.postings[termId] as Postings;
-      if (!this.bulk) {
-        // df(t) goes from n to n+1: shift S1/S2 of every document already holding t.
-        const n = list.docs.length;
-        const bOld = Math.log(1 + n);
-        const bNew = Math.log(2 + n);
-        const d1 = bNew - bOld;
-        const d2 = bNew * bNew - bOld * bOld;
-        for (let i = 0; i < n; i++) {
-          const d = list.docs[i] as number;
-          const tf2 = (list.tfs[i] as number) ** 2;
-          this.s1[d] = (this.s1[d] as number) + tf2 * d1;
-          this.s2[d] = (this.s2[d] as number) + tf2 * d2;
-        }
-        s1 += tf * tf * bNew;
-        s2 += tf * tf * bNew * bNew;
-      }
-      list.docs.push(id);
-      list.tfs.push(tf);
+      const b = this.post(term, id, tf);
       s0 += tf * tf;
+      s1 += tf * tf * b;
+      s2 += tf * tf * b * b;
     }
     this.s0[id] = s0;
-    this.s1[id] = s1;
-    this.s2[id] = s2;
+    this.s1[id] = this.bulk ? 0 : s1;
+    this.s2[id] = this.bulk ? 0 : s2;
+    this.count++;
+  }
+
+  /**
+   * {@link add} for a bulk load, in slices that yield to the event loop: a document
+   * of tens of thousands of distinct terms took tens of milliseconds in one go. No
+   * other change may be made to the index until it returns. Outside a bulk load it
+   * is {@link add}.
+   */
+  async addInSlices(id: number, docTerms: readonly string[], slicer: Slicer): Promise<void> {
+    if (!this.bulk) {
+      this.add(id, docTerms);
+      return;
+    }
+    this.checkId(id);
+    const counts = new Map<string, number>();
+    for (let i = 0; i < docTerms.length; i++) {
+      const t = docTerms[i] as string;
+      counts.set(t, (counts.get(t) ?? 0) + 1);
+      if ((i & 4095) === 4095 && slicer.due) await slicer.pause();
+    }
+    let s0 = 0;
+    let i = 0;
+    for (const [term, tf] of counts) {
+      this.post(term, id, tf);
+      s0 += tf * tf;
+      if ((++i & 1023) === 0 && slicer.due) await slicer.pause();
+    }
+    this.s0[id] = s0;
+    this.s1[id] = 0;
+    this.s2[id] = 0;
     this.count++;
   }
 
@@ -236,11 +252,17 @@ export class TfIdfIndex {
     let touchedCount = 0;
     const { acc, touched } = this;
     for (const [termId, tf] of qtf) {
-      const list = this.postings[termId] as Postings;
-      const idf = A - Math.log(1 + list.docs.length);
+      const list = this.lists[termId];
+      const idf = A - Math.log(1 + (list ? list.docs.length : 1));
       const wq = tf * idf;
       qNorm2 += wq * wq;
       const w = wq * idf;
+      if (!list) {
+        const d = this.soloDoc[termId] as number;
+        if (acc[d] === 0) touched[touchedCount++] = d;
+        acc[d] = (acc[d] as number) + (this.soloTf[termId] as number) * w;
+        continue;
+      }
       const { docs, tfs } = list;
       for (let i = 0; i < docs.length; i++) {
         const d = docs[i] as number;
@@ -261,6 +283,79 @@ export class TfIdfIndex {
     return top.sorted();
   }
 
+  private checkId(id: number): void {
+    if (!Number.isInteger(id) || id < 0) throw new RangeError(`document id must be a non-negative integer, got ${id}`);
+    this.ensureCapacity(id + 1);
+  }
+
+  /**
+   * Records that document `id` holds `term` `tf` times and returns the term's new
+   * `b = ln(1 + df)`. Outside a bulk load, df going from n to n+1 shifts S1/S2 of
+   * every document already holding the term.
+   */
+  private post(term: string, id: number, tf: number): number {
+    const termId = this.vocab.get(term);
+    if (termId === undefined) {
+      // A new term: df goes from 0 to 1, no other document to adjust.
+      const newId = this.lists.length;
+      this.ensureTermCapacity(newId + 1);
+      this.vocab.set(term, newId);
+      this.lists.push(undefined);
+      this.soloDoc[newId] = id;
+      this.soloTf[newId] = tf;
+      return Math.LN2;
+    }
+    let list = this.lists[termId];
+    if (!list) {
+      list = { docs: [this.soloDoc[termId] as number], tfs: [this.soloTf[termId] as number] };
+      this.lists[termId] = list;
+    }
+    const n = list.docs.length;
+    const bNew = Math.log(2 + n);
+    if (!this.bulk) {
+      const bOld = Math.log(1 + n);
+      const d1 = bNew - bOld;
+      const d2 = bNew * bNew - bOld * bOld;
+      for (let i = 0; i < n; i++) {
+        const d = list.docs[i] as number;
+        const tf2 = (list.tfs[i] as number) ** 2;
+        this.s1[d] = (this.s1[d] as number) + tf2 * d1;
+        this.s2[d] = (this.s2[d] as number) + tf2 * d2;
+      }
+    }
+    list.docs.push(id);
+    list.tfs.push(tf);
+    return bNew;
+  }
+
+  private beginFinish(): void {
+    this.bulk = false;
+    this.s0.fill(0);
+    this.s1.fill(0);
+    this.s2.fill(0);
+  }
+
+  private finishTerm(termId: number): void {
+    const list = this.lists[termId];
+    if (!list) {
+      const d = this.soloDoc[termId] as number;
+      const w = (this.soloTf[termId] as number) ** 2;
+      this.s0[d] = (this.s0[d] as number) + w;
+      this.s1[d] = (this.s1[d] as number) + w * Math.LN2;
+      this.s2[d] = (this.s2[d] as number) + w * Math.LN2 * Math.LN2;
+      return;
+    }
+    const b = Math.log(1 + list.docs.length);
+    for (let i = 0; i < list.docs.length; i++) {
+      const d = list.docs[i] as number;
+      const tf = list.tfs[i] as number;
+      const w = tf * tf;
+      this.s0[d] = (this.s0[d] as number) + w;
+      this.s1[d] = (this.s1[d] as number) + w * b;
+      this.s2[d] = (this.s2[d] as number) + w * b * b;
+    }
+  }
+
   private ensureCapacity(n: number): void {
     if (n <= this.s0.length) return;
     let cap = this.s0.length;
@@ -275,6 +370,19 @@ export class TfIdfIndex {
     this.s2 = grow(this.s2);
     this.acc = new Float64Array(cap);
     this.touched = new Int32Array(cap);
+  }
+
+  private ensureTermCapacity(n: number): void {
+    if (n <= this.soloDoc.length) return;
+    let cap = this.soloDoc.length;
+    while (cap < n) cap *= 2;
+    const grow = (a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> => {
+      const b = new Int32Array(cap);
+      b.set(a);
+      return b;
+    };
+    this.soloDoc = grow(this.soloDoc);
+    this.soloTf = grow(this.soloTf);
   }
 }
 
