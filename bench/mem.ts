@@ -9,7 +9,8 @@
  *   snapshot the first run wrote. Each time: time to the first ping (mem listens before
  *   its index is built), time until `status` says the index is ready, the slowest
  *   `status` round trip while it was building (what other clients wait), and the time
- *   of a search sent at the first ping (it waits for the index). The memories are written
+ *   of a search sent at the first ping (it waits for the index); the same for 18 MB of
+ *   memories of distinct words (the store of issue 13, point 3). The memories are written
  *   straight into `hard_memories.jsonl` (the documented format, docs/storage.md)
  *   before mem starts; texts are Zipf-distributed pseudo-words, so common words
  *   have posting lists spanning most of the store, as real common words do.
@@ -196,6 +197,42 @@ async function searchAt(count: number, label: string): Promise<void> {
   }
 }
 
+/**
+ * The store of issue 13, point 3: 18 MB of memories of distinct words (72 of 250 KiB,
+ * 2.5 million words; only the first 256 KiB of a memory is indexed anyway), whose
+ * index took 38–53 s to build before mem answered anything. Started from the log,
+ * then after a SIGKILL from the snapshot.
+ */
+async function startDistinct(): Promise<void> {
+  const e = await env();
+  try {
+    mkdirSync(e.dataDir, { recursive: true });
+    const lines: string[] = [];
+    let n = 0;
+    for (let id = 0; id < 72; id++) {
+      const words: string[] = [];
+      for (let length = 0; length < 250 * 1024; ) {
+        const w = `qz${(n++).toString(36)}`;
+        words.push(w);
+        length += w.length + 1;
+      }
+      lines.push(`${JSON.stringify({ id, messages: [{ role: 'user', content: words.join(' ') }], tag: null })}\n`);
+    }
+    writeFileSync(path.join(e.dataDir, 'hard_memories.jsonl'), lines.join(''));
+    await withMem(
+      e,
+      async (mem, startMs) => {
+        await measureStart(mem, startMs, 72, 'distinct18MB', 'log');
+        while (!mem.logs.some((l) => l.msg === 'hard memory index snapshot written')) await new Promise((r) => setTimeout(r, 20));
+      },
+      { kill: true },
+    );
+    await withMem(e, (mem, startMs) => measureStart(mem, startMs, 72, 'distinct18MB', 'snapshot'));
+  } finally {
+    await rm(e.dir, { recursive: true, force: true });
+  }
+}
+
 async function appendGrowth(): Promise<void> {
   const e = await env();
   try {
@@ -261,6 +298,7 @@ export async function run(): Promise<void> {
   await searchAt(1_000, '1k');
   await searchAt(10_000, '10k');
   await searchAt(100_000, '100k');
+  await startDistinct();
   await appendGrowth();
   await tailRead();
 }
