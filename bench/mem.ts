@@ -211,7 +211,7 @@ async function startDistinct(): Promise<void> {
     let n = 0;
     for (let id = 0; id < 72; id++) {
       const words: string[] = [];
-      for (let length = 0; length < 250 * 1024; ) {
+      for (let length = 0; length < 250 * 1024;) {
         const w = `qz${(n++).toString(36)}`;
         words.push(w);
         length += w.length + 1;
