@@ -30,6 +30,7 @@ const UNIT = [
   'test/services/mem-index-bound.test.ts',
   'test/services/mem-lines.test.ts',
   'test/services/mem-naming.test.ts',
+  'test/services/mem-snapshot.test.ts',
   'test/services/tfidf.test.ts',
   'test/systemd/apply.test.ts',
   'test/systemd/plan.test.ts',

@@ -8,6 +8,7 @@ import { printTable } from './lib.js';
 const SUITES: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   suite: () => import('./suite.js'),
   mem: () => import('./mem.js'),
+  stall: () => import('./stall.js'),
 };
 
 const wanted = process.argv.slice(2);

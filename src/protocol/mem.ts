@@ -147,6 +147,37 @@ export interface OkReply {
   type: 'ok';
 }
 
+/** `→ {"type":"status"}` (ZINO extra): how far mem's hard memory index is. */
+export interface MemStatusRequest {
+  type: 'status';
+  request_id?: string | undefined;
+}
+
+/**
+ * The hard memory index: `building` (started in the background at start-up; searches
+ * wait for it, everything else is answered meanwhile), `ready`, or `failed` (searches
+ * answer INTERNAL; see mem's log).
+ */
+export interface HardIndexStatus {
+  state: 'building' | 'ready' | 'failed';
+  /** Entries in the index so far. */
+  entries: number;
+  /** Size of `hard_memories.jsonl`. */
+  log_bytes: number;
+  /** Bytes of it read so far (checked under a snapshot, or indexed); `log_bytes` once ready. */
+  indexed_bytes: number;
+  /** Bytes of the log covered by the snapshot the build started from; 0 when it started from nothing. */
+  snapshot_bytes: number;
+  /** Time the build took, once ready. */
+  build_ms?: number;
+}
+
+/** `← {"type":"status","hard_index":{…}}`. */
+export interface MemStatusReply {
+  type: 'status';
+  hard_index: HardIndexStatus;
+}
+
 /** zino-mem's messages. */
 export const MEM = {
   get_history: message<GetHistoryRequest, HistoryReply>('get_history', { history: true }),
@@ -157,4 +188,5 @@ export const MEM = {
   forget_hard: message<ForgetHardRequest, ForgetHardReply>('forget_hard', { ok: true }),
   get_soft: message<GetSoftRequest, SoftMemoryReply>('get_soft', { soft_memory: true }),
   set_soft: message<SetSoftRequest, OkReply>('set_soft', { ok: true }),
+  status: message<MemStatusRequest, MemStatusReply>('status', { status: true }),
 } as const;

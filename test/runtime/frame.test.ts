@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FrameDecoder, encodeFrame, parseFrameBody, DEFAULT_MAX_FRAME_BYTES, ProtocolError, type Frame } from '../../src/runtime/index.js';
+import { LARGE_BODY_BYTES } from '../../src/runtime/frame/decoder.js';
 import { rng } from '../helpers/random.js';
 
 function header(length: number): Buffer {
@@ -87,6 +88,36 @@ describe('FrameDecoder', () => {
       expect(decodeAll(pieces)).toEqual(expected);
     }
     expect(insideCharacterSplits).toBeGreaterThan(100);
+  });
+
+  it('decodes large bodies (gathered in one buffer) in random pieces, with frames before and after in the same pieces', () => {
+    const random = rng(9);
+    const large = [
+      { type: 'big', text: 'é'.repeat(60_000) + '🎉'.repeat(20_000) },
+      { type: 'big', text: 'x'.repeat(LARGE_BODY_BYTES * 3) },
+    ];
+    const all = Buffer.concat([stream, encodeFrame(large[0] as Frame), stream, encodeFrame(large[1] as Frame), encodeFrame({ type: 'ping' })]);
+    const expected = [...SAMPLE, large[0], ...SAMPLE, large[1], { type: 'ping' }];
+    for (let run = 0; run < 40; run++) {
+      const pieces: Buffer[] = [];
+      for (let at = 0; at < all.length;) {
+        const size = 1 + Math.floor(random() * 100_000);
+        pieces.push(all.subarray(at, at + size));
+        at += size;
+      }
+      expect(decodeAll(pieces)).toEqual(expected);
+    }
+  });
+
+  it('holds a stalled large body in one buffer and says how much of it came when the stream ends', () => {
+    const decoder = new FrameDecoder();
+    decoder.push(header(10 * LARGE_BODY_BYTES));
+    for (let i = 0; i < 3; i++) {
+      decoder.push(Buffer.alloc(LARGE_BODY_BYTES, 0x20));
+      expect(decoder.read()).toBeUndefined();
+    }
+    expect(decoder.pendingBytes).toBe(3 * LARGE_BODY_BYTES);
+    expect(() => decoder.end()).toThrow(`stream ended inside a frame (${3 * LARGE_BODY_BYTES} of ${10 * LARGE_BODY_BYTES} body bytes received)`);
   });
 
   it('decodes many frames delivered in one chunk', () => {

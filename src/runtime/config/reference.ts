@@ -62,6 +62,10 @@ export const KEY_NOTES: Readonly<Record<string, string>> = {
     'One bound for the whole call: a request that fails and is retried, or whose model must first be detected, still ends by then, with `TIMEOUT` saying how many attempts were made.',
   'rtr.max_prompt_bytes':
     "Through the daemon a prompt is at most `[daemon] max_message_bytes` for the message, a quarter of `[limits] max_frame_bytes` for the context, and the system prompt; this bounds what reaches the LLM whoever asks (agr's loop, which grows the prompt with each tool result, and programs calling rtr or agr directly).",
+  'limits.request_read_timeout_ms':
+    'A deadline, not an idle timeout: bytes arriving do not extend it, so a client trickling its request a byte at a time is answered `TIMEOUT` and closed when it runs out.',
+  'limits.max_connections':
+    'A new connection past it closes the oldest one whose request has not arrived in full (one that has sent nothing first; a partly sent one gets `OVERLOADED`), so idle or trickling connections cannot lock out ping. Only when every connection is being answered is the new one refused with `OVERLOADED`.',
   'exc.sandbox':
     '`"auto"`: in bubblewrap when it is installed and usable, else directly; `"bwrap"`: in bubblewrap, refusing to run code without it; `"none"`: directly.',
   'mem.data_dir': 'Replaced by `DIR/data/mem` under `--dir DIR` / `$ZINO_DIR`. The format is in [storage.md](storage.md).',

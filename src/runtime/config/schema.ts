@@ -398,9 +398,15 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
   limits: {
     max_frame_bytes: { kind: 'integer', default: 16 * MiB, min: 1024, max: 0xffff_ffff, doc: 'Largest frame accepted or sent (bytes)' },
     connect_timeout_ms: { kind: 'integer', default: 2000, min: 1, max: MAX_DURATION_MS, doc: 'Bound on connecting to a service socket (ms)' },
-    request_read_timeout_ms: { kind: 'integer', default: 30000, min: 1, max: MAX_DURATION_MS, doc: 'Time a client has to send its request (ms)' },
+    request_read_timeout_ms: {
+      kind: 'integer',
+      default: 30000,
+      min: 1,
+      max: MAX_DURATION_MS,
+      doc: 'Time a client has, from connecting, to send its whole request (ms)',
+    },
     shutdown_grace_ms: { kind: 'integer', default: 10000, min: 0, max: MAX_DURATION_MS, doc: 'Time in-flight requests get on SIGTERM (ms)' },
-    max_connections: { kind: 'integer', default: 1024, min: 1, max: 65_536, doc: 'Connections a service serves at once (more get OVERLOADED)' },
+    max_connections: { kind: 'integer', default: 1024, min: 1, max: 65_536, doc: 'Connections a service serves at once' },
     max_receive_bytes: {
       kind: 'integer',
       default: 64 * MiB,

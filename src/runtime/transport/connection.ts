@@ -111,6 +111,19 @@ export class Connection {
     this.socket.destroy();
   }
 
+  /**
+   * Closes a connection whose request has not arrived, to make room for a new one:
+   * at once when it sent nothing, else with an OVERLOADED error frame (its client
+   * may be slow rather than hostile, and should know to try again).
+   */
+  evict(): void {
+    if (this.silent) {
+      this.destroy();
+      return;
+    }
+    this.rejectRequest(new ZinoError('OVERLOADED', 'the service is full and this request had not arrived in full; closed to make room, try again'));
+  }
+
   private onData(chunk: Buffer): void {
     // One request per connection: whatever follows the request frame is ignored.
     if (this.state !== 'reading') return;
@@ -189,6 +202,8 @@ export class Connection {
     this.releaseBudget();
     clearTimeout(this.readTimer);
     this.state = 'finished';
+    // Read nothing more: the rest of a refused large frame would only be received to be dropped.
+    this.socket.pause();
     this.options.log.info({ code: err.code, reason: err.message }, 'request rejected');
     this.writer
       .write(errorFrame(err))

@@ -30,7 +30,11 @@ export interface ServeOptions {
   requestReadTimeoutMs?: number | undefined;
   /** Time in-flight requests get to finish on close, in milliseconds. @default 10000 */
   shutdownGraceMs?: number | undefined;
-  /** Connections served at once; one more gets an OVERLOADED error frame. @default 1024 */
+  /**
+   * Connections served at once. A new one past it closes the oldest connection whose
+   * request has not arrived (one that sent nothing first); when every connection is
+   * being answered, it gets an OVERLOADED error frame. @default 1024
+   */
   maxConnections?: number | undefined;
   /** Bytes of partly received requests held at once across connections (raised to maxFrameBytes). @default 64 MiB */
   maxReceiveBytes?: number | undefined;
@@ -56,7 +60,9 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
   await prepareSocketPath(socketPath, log);
   const connections = new Set<Connection>();
   let closing: Promise<void> | undefined;
-  const receiveBudget = new ReceiveBudget(options.maxReceiveBytes ?? 64 * 1024 * 1024, options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
+  const receiveBudget = new ReceiveBudget(options.maxReceiveBytes ?? 64 * 1024 * 1024, options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES, (peak) =>
+    log.info({ heldPeakBytes: peak }, 'memory of large requests reclaimed'),
+  );
   const connectionOptions = {
     handlers: options.handlers,
     untyped: options.untyped,
@@ -73,13 +79,19 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
       return;
     }
     if (connections.size >= maxConnections) {
-      // Connections that have sent nothing hold a slot for nobody: the oldest of them makes
-      // room, so idle connections cannot crowd out ping or the suite's own callers.
-      const victim = oldestSilent(connections);
+      // A connection whose request has not arrived holds a slot for nobody: the oldest of them makes room (one that
+      // has sent nothing first), so idle or trickling connections cannot crowd out ping or the suite's own callers.
+      const victim = evictionCandidate(connections);
       if (victim) {
         connections.delete(victim);
-        victim.destroy();
-        log.warn({ open: connections.size + 1 }, 'connection limit reached: closed the oldest connection that had sent nothing');
+        const silent = victim.silent;
+        victim.evict();
+        log.warn(
+          { open: connections.size + 1, silent },
+          silent
+            ? 'connection limit reached: closed the oldest connection that had sent nothing'
+            : 'connection limit reached: closed the oldest connection whose request had not arrived in full',
+        );
       }
     }
     if (connections.size >= maxConnections) {
@@ -105,6 +117,7 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
   const graceMs = options.shutdownGraceMs ?? 10_000;
   async function shutdown(): Promise<void> {
     server.close();
+    receiveBudget.stop();
     for (const connection of connections) if (connection.idle) connection.destroy();
     const drained = Promise.all([...connections].map((c) => c.done));
     const controller = new AbortController();
@@ -136,10 +149,18 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
   };
 }
 
-/** The connection that has waited longest without sending a byte (a Set iterates in insertion order). */
-function oldestSilent(connections: ReadonlySet<Connection>): Connection | undefined {
-  for (const connection of connections) if (connection.silent) return connection;
-  return undefined;
+/**
+ * The connection to close when the service is full: the oldest that has sent nothing,
+ * else the oldest whose request has not arrived in full (a Set iterates in insertion
+ * order). The oldest is the one nearest its `request_read_timeout_ms` anyway.
+ */
+function evictionCandidate(connections: ReadonlySet<Connection>): Connection | undefined {
+  let oldestReading: Connection | undefined;
+  for (const connection of connections) {
+    if (connection.silent) return connection;
+    if (!oldestReading && connection.idle) oldestReading = connection;
+  }
+  return oldestReading;
 }
 
 /** Binds with a umask that keeps the socket private from the first instant (chmod follows). */

@@ -43,13 +43,15 @@ export async function readAt(handle: FileHandle, position: number, length: numbe
 /**
  * Replaces `file` with `data` atomically: a reader (or a restart after SIGKILL or
  * power loss) sees the old content or the new, never a mix. Writes `file.tmp`,
- * fsyncs it, renames it over `file`, fsyncs the directory.
+ * fsyncs it, renames it over `file`, fsyncs the directory. `data` may come in parts
+ * (written one after another, never joined in memory).
  */
-export async function replaceFile(file: string, data: Buffer | string): Promise<void> {
+export async function replaceFile(file: string, data: Buffer | string | readonly Buffer[]): Promise<void> {
   const tmp = `${file}${TMP_SUFFIX}`;
   const handle = await open(tmp, 'w', 0o600);
   try {
-    await writeAll(handle, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+    const parts = typeof data === 'string' ? [Buffer.from(data, 'utf8')] : Buffer.isBuffer(data) ? [data] : data;
+    for (const part of parts) await writeAll(handle, part);
     await handle.sync();
   } catch (err) {
     await handle.close().catch(() => undefined);

@@ -115,7 +115,7 @@ export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEF
       const query = requireString(request, 'query');
       const k = topK(request);
       const started = performance.now();
-      const found = await stores.hard.search(query, k);
+      const found = await stores.hard.search(query, k, ctx.signal);
       // Best first: keep the best results whose encoded size fits in one reply.
       const results = [];
       let bytes = 0;
@@ -153,6 +153,10 @@ export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEF
       if (!(await stores.hard.forget(id))) throw new InvalidRequestError(`no hard memory has id ${id} (never stored, or already forgotten)`);
       ctx.log.info({ id }, 'hard memory forgotten');
       return { type: 'ok', id };
+    },
+
+    status() {
+      return { type: 'status', hard_index: stores.hard.indexStatus };
     },
 
     get_soft() {

@@ -4,7 +4,8 @@
  *
  * Start-up: create the directories, remove temporary files a crash left behind,
  * import a contract-layout data directory (legacy.ts), open the stores (which drops
- * torn tails and builds the search index). Shutdown waits for queued writes.
+ * torn tails; the search index is built in the background, hard.ts), then listen.
+ * Shutdown waits for queued writes.
  */
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -47,8 +48,7 @@ export async function openStores(dataDir: string, log: Logger): Promise<{ histor
   await removeTemporaries(historyDir, log);
   const hardFile = path.join(dataDir, HARD_FILE);
   await importLegacy(dataDir, historyDir, hardFile, log);
-  const { store: hard, stats } = await HardStore.open(hardFile, log);
-  log.info({ entries: stats.entries, terms: stats.terms, bytes: stats.bytes, buildMs: stats.ms }, 'hard memory index built');
+  const hard = await HardStore.open(hardFile, log);
   const soft = await SoftMemory.open(path.join(dataDir, SOFT_FILE));
   return { history: new HistoryStore(historyDir, log), hard, soft };
 }

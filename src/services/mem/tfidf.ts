@@ -22,11 +22,30 @@
  * exactly from the current A in O(1). Exact up to floating-point rounding (the
  * incremental sums drift by ~1e-12 relative, far below the 4-decimal rounding of
  * scores); {@link finish} recomputes them from scratch after a bulk load.
+ *
+ * Document ids must be added in ascending order (the snapshot of {@link toImage}
+ * relies on each posting list being sorted).
  */
+import type { Slicer } from './slices.js';
 
 interface Postings {
+  /** Document ids, ascending (documents are added in id order). */
   docs: number[];
   tfs: number[];
+}
+
+/**
+ * An index as plain arrays (a snapshot's content): term `t` (in order of first
+ * appearance) has `dfs[t]` postings, stored one term after another in `docs` (ids,
+ * ascending) and `tfs` (raw counts). The norms are not stored: they follow from these.
+ */
+export interface IndexImage {
+  /** Number of documents, including those without any term. */
+  count: number;
+  terms: string[];
+  dfs: Uint32Array;
+  docs: Uint32Array;
+  tfs: Uint32Array;
 }
 
 /** One hit of {@link TfIdfIndex.search}. */
@@ -38,10 +57,21 @@ export interface ScoredDoc {
 
 const INITIAL_CAPACITY = 1024;
 
-/** See the module comment. Document ids are non-negative integers, each added once. */
+/**
+ * See the module comment. Document ids are non-negative integers, each added once.
+ *
+ * A term found in one document only keeps that posting in two typed arrays
+ * (`soloDoc`, `soloTf`); its list object is made when a second document has it. Most
+ * terms of a vocabulary occur once, and a store of distinct words (issue 13) made
+ * millions of small list objects: gigabytes of heap, and garbage collections that
+ * held mem's thread for seconds.
+ */
 export class TfIdfIndex {
   private readonly vocab = new Map<string, number>();
-  private readonly postings: Postings[] = [];
+  /** Posting lists of terms in two or more documents; `undefined` for a term in one. */
+  private readonly lists: (Postings | undefined)[] = [];
+  private soloDoc = new Int32Array(INITIAL_CAPACITY);
+  private soloTf = new Int32Array(INITIAL_CAPACITY);
   private s0 = new Float64Array(INITIAL_CAPACITY);
   private s1 = new Float64Array(INITIAL_CAPACITY);
   private s2 = new Float64Array(INITIAL_CAPACITY);
@@ -65,70 +95,156 @@ export class TfIdfIndex {
     this.bulk = true;
   }
 
-  /** Ends a bulk load by recomputing every document's S1/S2 in one pass over the postings. */
+  /** Ends a bulk load by recomputing every document's S0/S1/S2 in one pass over the postings. */
   finish(): void {
-    this.bulk = false;
-    this.s1.fill(0);
-    this.s2.fill(0);
-    for (const list of this.postings) {
-      const b = Math.log(1 + list.docs.length);
-      for (let i = 0; i < list.docs.length; i++) {
-        const d = list.docs[i] as number;
-        const tf = list.tfs[i] as number;
-        const w = tf * tf * b;
-        this.s1[d] = (this.s1[d] as number) + w;
-        this.s2[d] = (this.s2[d] as number) + w * b;
-      }
+    this.beginFinish();
+    for (let termId = 0; termId < this.lists.length; termId++) this.finishTerm(termId);
+  }
+
+  /** {@link finish} in slices that yield to the event loop (no add may run until it returns). */
+  async finishInSlices(slicer: Slicer): Promise<void> {
+    this.beginFinish();
+    for (let termId = 0; termId < this.lists.length; termId++) {
+      this.finishTerm(termId);
+      if (slicer.due) await slicer.pause();
     }
+  }
+
+  /**
+   * The index as plain arrays, for a snapshot on disk: the documents with id below
+   * `idLimit` (every document at the time of the call; ids added while it runs are
+   * above it and left out). Runs in slices; adds may happen meanwhile, since they only
+   * append ids above the limit to posting lists and new terms after the captured ones.
+   */
+  async toImage(idLimit: number, slicer: Slicer): Promise<IndexImage> {
+    const count = this.count;
+    const vocabSize = this.vocab.size;
+    const terms: string[] = [];
+    const dfs = new Uint32Array(vocabSize);
+    let total = 0;
+    let termId = 0;
+    // A Map iterator is live: terms added while we pause come after the captured ones.
+    for (const term of this.vocab.keys()) {
+      if (termId === vocabSize) break;
+      terms.push(term);
+      const list = this.lists[termId];
+      let n = this.df(termId);
+      if (list) {
+        n = list.docs.length;
+        while (n > 0 && (list.docs[n - 1] as number) >= idLimit) n--;
+      }
+      dfs[termId] = n;
+      total += n;
+      termId++;
+      if (slicer.due) await slicer.pause();
+    }
+    const docsOut = new Uint32Array(total);
+    const tfsOut = new Uint32Array(total);
+    let p = 0;
+    for (termId = 0; termId < vocabSize; termId++) {
+      // A term that was solo at capture may have a list by now: its first posting is the solo one.
+      const list = this.lists[termId];
+      const n = dfs[termId] as number;
+      if (list) {
+        for (let i = 0; i < n; i++, p++) {
+          docsOut[p] = list.docs[i] as number;
+          tfsOut[p] = list.tfs[i] as number;
+        }
+      } else if (n === 1) {
+        docsOut[p] = this.soloDoc[termId] as number;
+        tfsOut[p++] = this.soloTf[termId] as number;
+      }
+      if (slicer.due) await slicer.pause();
+    }
+    return { count, terms, dfs, docs: docsOut, tfs: tfsOut };
+  }
+
+  /**
+   * An index holding `image` (from {@link toImage}), built in slices, in bulk mode:
+   * add the documents after it, then call {@link finishInSlices} or {@link finish}.
+   * `idLimit` is one more than the largest document id it may hold.
+   */
+  static async fromImage(image: IndexImage, idLimit: number, slicer: Slicer): Promise<TfIdfIndex> {
+    const index = new TfIdfIndex();
+    index.bulk = true;
+    index.ensureCapacity(Math.max(1, idLimit));
+    index.ensureTermCapacity(image.terms.length);
+    let p = 0;
+    for (let termId = 0; termId < image.terms.length; termId++) {
+      const n = image.dfs[termId] as number;
+      index.vocab.set(image.terms[termId] as string, termId);
+      if (n <= 1) {
+        // n = 0: a term all of whose documents were removed.
+        index.soloDoc[termId] = n === 1 ? (image.docs[p] as number) : -1;
+        index.soloTf[termId] = n === 1 ? (image.tfs[p] as number) : 0;
+        index.lists.push(undefined);
+      } else {
+        index.lists.push({ docs: Array.from(image.docs.subarray(p, p + n)), tfs: Array.from(image.tfs.subarray(p, p + n)) });
+      }
+      p += n;
+      if (slicer.due) await slicer.pause();
+    }
+    index.count = image.count;
+    return index;
   }
 
   /** Adds document `id` with its terms (repeats count as term frequency). */
   add(id: number, docTerms: readonly string[]): void {
-    if (!Number.isInteger(id) || id < 0) throw new RangeError(`document id must be a non-negative integer, got ${id}`);
-    this.ensureCapacity(id + 1);
+    this.checkId(id);
     const counts = new Map<string, number>();
     for (const t of docTerms) counts.set(t, (counts.get(t) ?? 0) + 1);
     let s0 = 0;
     let s1 = 0;
     let s2 = 0;
     for (const [term, tf] of counts) {
-      let termId = this.vocab.get(term);
-      if (termId === undefined) {
-        termId = this.postings.length;
-        this.vocab.set(term, termId);
-        this.postings.push({ docs: [], tfs: [] });
-      }
-      const list = this.postings[termId] as Postings;
-      if (!this.bulk) {
-        // df(t) goes from n to n+1: shift S1/S2 of every document already holding t.
-        const n = list.docs.length;
-        const bOld = Math.log(1 + n);
-        const bNew = Math.log(2 + n);
-        const d1 = bNew - bOld;
-        const d2 = bNew * bNew - bOld * bOld;
-        for (let i = 0; i < n; i++) {
-          const d = list.docs[i] as number;
-          const tf2 = (list.tfs[i] as number) ** 2;
-          this.s1[d] = (this.s1[d] as number) + tf2 * d1;
-          this.s2[d] = (this.s2[d] as number) + tf2 * d2;
-        }
-        s1 += tf * tf * bNew;
-        s2 += tf * tf * bNew * bNew;
-      }
-      list.docs.push(id);
-      list.tfs.push(tf);
+      const b = this.post(term, id, tf);
       s0 += tf * tf;
+      s1 += tf * tf * b;
+      s2 += tf * tf * b * b;
     }
     this.s0[id] = s0;
-    this.s1[id] = s1;
-    this.s2[id] = s2;
+    this.s1[id] = this.bulk ? 0 : s1;
+    this.s2[id] = this.bulk ? 0 : s2;
+    this.count++;
+  }
+
+  /**
+   * {@link add} for a bulk load, in slices that yield to the event loop: a document
+   * of tens of thousands of distinct terms took tens of milliseconds in one go. No
+   * other change may be made to the index until it returns. Outside a bulk load it
+   * is {@link add}.
+   */
+  async addInSlices(id: number, docTerms: readonly string[], slicer: Slicer): Promise<void> {
+    if (!this.bulk) {
+      this.add(id, docTerms);
+      return;
+    }
+    this.checkId(id);
+    const counts = new Map<string, number>();
+    for (let i = 0; i < docTerms.length; i++) {
+      const t = docTerms[i] as string;
+      counts.set(t, (counts.get(t) ?? 0) + 1);
+      if ((i & 4095) === 4095 && slicer.due) await slicer.pause();
+    }
+    let s0 = 0;
+    let i = 0;
+    for (const [term, tf] of counts) {
+      this.post(term, id, tf);
+      s0 += tf * tf;
+      if ((++i & 1023) === 0 && slicer.due) await slicer.pause();
+    }
+    this.s0[id] = s0;
+    this.s1[id] = 0;
+    this.s2[id] = 0;
     this.count++;
   }
 
   /**
    * Removes document `id`, added with `docTerms` (the same terms, so that its
    * postings are found): the inverse of {@link add}, S1/S2 of the documents sharing a
-   * term adjusted for df(t) going from n+1 to n. Returns false when `id` held none of them.
+   * term adjusted for df(t) going from n+1 to n. A term left with no document stays
+   * in the vocabulary with df 0 (a solo term's document becomes -1, a list empties)
+   * and counts as unknown. Returns false when `id` held none of them.
    */
   remove(id: number, docTerms: readonly string[]): boolean {
     const counts = new Map<string, number>();
@@ -137,7 +253,14 @@ export class TfIdfIndex {
     for (const term of counts.keys()) {
       const termId = this.vocab.get(term);
       if (termId === undefined) continue;
-      const list = this.postings[termId] as Postings;
+      const list = this.lists[termId];
+      if (!list) {
+        if (this.soloDoc[termId] !== id) continue;
+        found = true;
+        this.soloDoc[termId] = -1;
+        this.soloTf[termId] = 0;
+        continue;
+      }
       const at = list.docs.indexOf(id);
       if (at < 0) continue;
       found = true;
@@ -172,17 +295,23 @@ export class TfIdfIndex {
     for (const t of queryTerms) {
       const termId = this.vocab.get(t);
       // A term whose documents were all removed is one no document contains: ignored, as an unknown term is.
-      if (termId !== undefined && (this.postings[termId] as Postings).docs.length > 0) qtf.set(termId, (qtf.get(termId) ?? 0) + 1);
+      if (termId !== undefined && this.df(termId) > 0) qtf.set(termId, (qtf.get(termId) ?? 0) + 1);
     }
     let qNorm2 = 0;
     let touchedCount = 0;
     const { acc, touched } = this;
     for (const [termId, tf] of qtf) {
-      const list = this.postings[termId] as Postings;
-      const idf = A - Math.log(1 + list.docs.length);
+      const list = this.lists[termId];
+      const idf = A - Math.log(1 + (list ? list.docs.length : 1));
       const wq = tf * idf;
       qNorm2 += wq * wq;
       const w = wq * idf;
+      if (!list) {
+        const d = this.soloDoc[termId] as number;
+        if (acc[d] === 0) touched[touchedCount++] = d;
+        acc[d] = (acc[d] as number) + (this.soloTf[termId] as number) * w;
+        continue;
+      }
       const { docs, tfs } = list;
       for (let i = 0; i < docs.length; i++) {
         const d = docs[i] as number;
@@ -203,6 +332,92 @@ export class TfIdfIndex {
     return top.sorted();
   }
 
+  /** Number of documents holding term `termId`. */
+  private df(termId: number): number {
+    const list = this.lists[termId];
+    return list ? list.docs.length : (this.soloDoc[termId] as number) < 0 ? 0 : 1;
+  }
+
+  private checkId(id: number): void {
+    if (!Number.isInteger(id) || id < 0) throw new RangeError(`document id must be a non-negative integer, got ${id}`);
+    this.ensureCapacity(id + 1);
+  }
+
+  /**
+   * Records that document `id` holds `term` `tf` times and returns the term's new
+   * `b = ln(1 + df)`. Outside a bulk load, df going from n to n+1 shifts S1/S2 of
+   * every document already holding the term.
+   */
+  private post(term: string, id: number, tf: number): number {
+    const termId = this.vocab.get(term);
+    if (termId === undefined) {
+      // A new term: df goes from 0 to 1, no other document to adjust.
+      const newId = this.lists.length;
+      this.ensureTermCapacity(newId + 1);
+      this.vocab.set(term, newId);
+      this.lists.push(undefined);
+      this.soloDoc[newId] = id;
+      this.soloTf[newId] = tf;
+      return Math.LN2;
+    }
+    let list = this.lists[termId];
+    if (!list && (this.soloDoc[termId] as number) < 0) {
+      // A term whose only document was removed: df goes from 0 to 1 again.
+      this.soloDoc[termId] = id;
+      this.soloTf[termId] = tf;
+      return Math.LN2;
+    }
+    if (!list) {
+      list = { docs: [this.soloDoc[termId] as number], tfs: [this.soloTf[termId] as number] };
+      this.lists[termId] = list;
+    }
+    const n = list.docs.length;
+    const bNew = Math.log(2 + n);
+    if (!this.bulk) {
+      const bOld = Math.log(1 + n);
+      const d1 = bNew - bOld;
+      const d2 = bNew * bNew - bOld * bOld;
+      for (let i = 0; i < n; i++) {
+        const d = list.docs[i] as number;
+        const tf2 = (list.tfs[i] as number) ** 2;
+        this.s1[d] = (this.s1[d] as number) + tf2 * d1;
+        this.s2[d] = (this.s2[d] as number) + tf2 * d2;
+      }
+    }
+    list.docs.push(id);
+    list.tfs.push(tf);
+    return bNew;
+  }
+
+  private beginFinish(): void {
+    this.bulk = false;
+    this.s0.fill(0);
+    this.s1.fill(0);
+    this.s2.fill(0);
+  }
+
+  private finishTerm(termId: number): void {
+    const list = this.lists[termId];
+    if (!list) {
+      const d = this.soloDoc[termId] as number;
+      if (d < 0) return;
+      const w = (this.soloTf[termId] as number) ** 2;
+      this.s0[d] = (this.s0[d] as number) + w;
+      this.s1[d] = (this.s1[d] as number) + w * Math.LN2;
+      this.s2[d] = (this.s2[d] as number) + w * Math.LN2 * Math.LN2;
+      return;
+    }
+    const b = Math.log(1 + list.docs.length);
+    for (let i = 0; i < list.docs.length; i++) {
+      const d = list.docs[i] as number;
+      const tf = list.tfs[i] as number;
+      const w = tf * tf;
+      this.s0[d] = (this.s0[d] as number) + w;
+      this.s1[d] = (this.s1[d] as number) + w * b;
+      this.s2[d] = (this.s2[d] as number) + w * b * b;
+    }
+  }
+
   private ensureCapacity(n: number): void {
     if (n <= this.s0.length) return;
     let cap = this.s0.length;
@@ -217,6 +432,19 @@ export class TfIdfIndex {
     this.s2 = grow(this.s2);
     this.acc = new Float64Array(cap);
     this.touched = new Int32Array(cap);
+  }
+
+  private ensureTermCapacity(n: number): void {
+    if (n <= this.soloDoc.length) return;
+    let cap = this.soloDoc.length;
+    while (cap < n) cap *= 2;
+    const grow = (a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> => {
+      const b = new Int32Array(cap);
+      b.set(a);
+      return b;
+    };
+    this.soloDoc = grow(this.soloDoc);
+    this.soloTf = grow(this.soloTf);
   }
 }
 
