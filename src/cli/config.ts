@@ -1,6 +1,7 @@
 /** Loading the configuration for a client command; a bad config ends the command with its message. */
 import { ZinoClient } from '../client/index.js';
-import { ConfigError, EXIT, loadConfig, type LoadedConfig, type ResolvedConfig } from '../runtime/index.js';
+import path from 'node:path';
+import { ConfigError, EXIT, SCHEMA, loadConfig, type LoadedConfig, type ResolvedConfig } from '../runtime/index.js';
 import { checkoutHint } from './suite-dir.js';
 
 /** `--config` and `--dir`, as every command that talks to the services takes them. */
@@ -37,7 +38,8 @@ export function fail(message: string, code: number = EXIT.FAILURE): never {
 
 /** The advice printed when the daemon (or, for `zino mem`, mem) cannot be reached. */
 export function howToStart(socket: string, reason: string, service = 'the ZINO daemon'): string {
-  const hint = checkoutHint();
+  // Only when the command looked where nothing was named (the system sockets): a suite named by --config or --dir is the one meant.
+  const hint = path.dirname(socket) === path.dirname(SCHEMA.daemon.socket.default) ? checkoutHint() : undefined;
   return [
     `cannot reach ${service} at ${socket} (${reason}).`,
     ...(hint ? [hint] : []),

@@ -5,7 +5,7 @@
  * suite in ./.zino by itself, a real endpoint is configured in the local file only,
  * and `status`/`ask` say what is wrong when that endpoint is not there.
  */
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -145,6 +145,21 @@ describe('a real endpoint in the local configuration', () => {
 });
 
 describe('one exit status for one cause (point 8)', () => {
+  it('points at a ./.zino that is not running only when the command looked at the system sockets, not when a suite was named', async () => {
+    const { dir: checkout, cleanup: done } = tempDir('zfh');
+    try {
+      mkdirSync(path.join(checkout, '.zino'));
+      const unnamed = await runCli(['ask', 'hi'], { cwd: checkout, env });
+      expect(unnamed.code).toBe(69);
+      expect(unnamed.stderr).toContain('./.zino holds a suite that is not running: start it with "npm start"');
+      const named = await runCli(['ask', 'hi', '--dir', path.join(checkout, 'elsewhere')], { cwd: checkout, env });
+      expect(named.code).toBe(69);
+      expect(named.stderr).toMatch(/^zino: cannot reach the ZINO daemon at .*elsewhere\/run\/daemon\.sock \(ENOENT\)\.\nStart the suite/);
+    } finally {
+      done();
+    }
+  });
+
   it('is 69 for every command when the suite is not running, with the advice once and no doubled path', async () => {
     const { dir: empty, cleanup: done } = tempDir('zfe');
     try {

@@ -11,7 +11,6 @@ import { SERVICE_NAMES, type RtrCapabilities, type ServiceStatus, type StatusRep
 import { VERSION } from '../../version.js';
 import { EXIT } from '../../runtime/exit.js';
 import type { ResolvedConfig } from '../../runtime/index.js';
-import { baseUrl, parseListen } from '../../frontends/http/listen.js';
 import { cliClient, howToStart, type ConfigOptions } from '../config.js';
 import { describeLlm, llmUsable } from '../llm-line.js';
 
@@ -51,6 +50,8 @@ export interface HttpStatus {
  */
 async function httpStatus(config: Readonly<ResolvedConfig>): Promise<HttpStatus> {
   const enabled = config.http.enabled;
+  // Loaded here, not at the top: the CLI imports a front end's code only when it is used.
+  const { baseUrl, parseListen } = await import('../../frontends/http/listen.js');
   let address;
   try {
     address = parseListen(config.http.listen, config.http.allow_non_loopback);
