@@ -24,7 +24,12 @@ const TOOL_REPLY = 'Looking.<tool_call>{"name":"execute_bash","arguments":{"code
 beforeAll(async () => {
   mock = await startMockLlm();
   ({ dir, cleanup } = tempDir('zcl'));
-  const { file } = writeTestConfig(dir, { api: { base_url: mock.baseUrl, key: 'sk-client' }, service: { model: 'client-model' }, exc: { sandbox: 'none' } });
+  const { file } = writeTestConfig(dir, {
+    api: { base_url: mock.baseUrl, key: 'sk-client' },
+    service: { model: 'client-model' },
+    exc: { sandbox: 'none' },
+    approval: { mode: 'allow' },
+  });
   suite = await startSuite(file);
   zino = new ZinoClient({ dir });
 });

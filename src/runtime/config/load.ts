@@ -107,7 +107,9 @@ export function resolveConfig(raw: unknown, ctx: ResolveContext): { config: Read
     for (const [key, spec] of Object.entries(keys)) {
       const value = given[key];
       resolved[key] = value === undefined ? spec.default : checkValue(value, spec, `${where}: [${sectionName}] ${key}`);
-      if (spec.kind === 'path') resolved[key] = path.resolve(ctx.baseDir, resolved[key] as string);
+      // An empty path with a derived default is filled in below, from the keys it derives from.
+      const derivedPath = spec.kind === 'path' && spec.derived !== undefined && resolved[key] === '';
+      if (spec.kind === 'path' && !derivedPath) resolved[key] = path.resolve(ctx.baseDir, resolved[key] as string);
     }
     out[sectionName as keyof ResolvedConfig] = resolved;
   }
@@ -119,7 +121,9 @@ export function resolveConfig(raw: unknown, ctx: ResolveContext): { config: Read
   if (ctx.dir !== undefined) {
     for (const service of SERVICE_NAMES) config[service].socket = path.join(ctx.dir, 'run', `${service}.sock`);
     config.mem.data_dir = path.join(ctx.dir, 'data', 'mem');
+    config.exc.audit_log = path.join(ctx.dir, 'data', 'audit.jsonl');
   }
+  if (config.exc.audit_log === '') config.exc.audit_log = path.join(path.dirname(config.mem.data_dir), 'audit.jsonl');
   for (const service of SERVICE_NAMES) {
     const socket = config[service].socket;
     const bytes = Buffer.byteLength(socket);
@@ -180,13 +184,29 @@ function checkValue(value: unknown, spec: AnyKeySpec, name: string): unknown {
       return value;
     }
     case 'string':
-    case 'path':
+    case 'path': {
       if (typeof value !== 'string') throw new ConfigError(`${name} must be a string, got ${describe(value)}`);
-      if (spec.kind === 'path' && value.trim() === '') throw new ConfigError(`${name} must not be empty`);
+      // Empty means "the derived default" for a path that has one.
+      if (spec.kind === 'path' && value.trim() === '' && !(spec.derived !== undefined && value === '')) throw new ConfigError(`${name} must not be empty`);
       if (spec.choices && !spec.choices.includes(value)) {
         throw new ConfigError(`${name} must be one of ${spec.choices.map((c) => `"${c}"`).join(', ')}, got "${value}"`);
       }
+      const problem = spec.check?.(value);
+      if (problem !== undefined) throw new ConfigError(`${name} ${problem}`);
       return value;
+    }
+    case 'strings': {
+      if (!Array.isArray(value)) throw new ConfigError(`${name} must be a list of strings, got ${describe(value)}`);
+      if (value.length > spec.maxItems) throw new ConfigError(`${name} must have at most ${spec.maxItems} entries, got ${value.length}`);
+      const list: string[] = [];
+      for (const [i, item] of value.entries()) {
+        if (typeof item !== 'string') throw new ConfigError(`${name}[${i}] must be a string, got ${describe(item)}`);
+        const problem = spec.check?.(item);
+        if (problem !== undefined) throw new ConfigError(`${name}[${i}] ${problem}`);
+        list.push(item);
+      }
+      return list;
+    }
   }
 }
 

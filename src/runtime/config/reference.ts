@@ -58,6 +58,17 @@ export const KEY_NOTES: Readonly<Record<string, string>> = {
   'rtr.max_retries': 'A reply that has started streaming is never retried.',
   'exc.sandbox':
     '`"auto"`: in bubblewrap when it is installed and usable, else directly; `"bwrap"`: in bubblewrap, refusing to run code without it; `"none"`: directly.',
+  'exc.audit_log':
+    'One JSON object a line for every run, sandboxed or on the host, and every host-run decision, written (and fsynced) before the run: see [operations.md](operations.md#audit-log). Created 0600 in a 0700 directory when missing; hidden from sandboxed code. Replaced by `DIR/data/audit.jsonl` under `--dir DIR` / `$ZINO_DIR`. `zino audit` prints it.',
+  'exc.audit_max_bytes': 'One rotated file is kept, so the log takes at most about twice this on disk.',
+  'approval.mode':
+    'A host run is one the model asks for (`"host": true`), or any run when no sandbox can be used (`[exc] sandbox = "none"`, or no bubblewrap). Sandboxed runs never need approval. See [security.md](security.md).',
+  'approval.unattended':
+    'A caller that did not send `"approvals": true` (every client of the original protocol, `zino ask` without a terminal) cannot answer an approval.',
+  'approval.allow_rules':
+    'Checked after `mode = "deny"` and before asking. A rule only ever matches a command on one line made of plain words (letters, digits and `_ . / : = @ % + , -`), so no `;`, `&`, `|`, quotes, `$`, redirections or globs: an executable rule (`"uptime"`, `"/usr/bin/systemctl"`) matches when the first word is exactly it, whatever the arguments; a `/regex/` rule when it matches the whole command. A rule on text is not a sandbox: allowing `systemctl` allows `systemctl poweroff`; write the narrowest regex that does the job. Audited as `rule:<n>` (1-based).',
+  'approval.host_user':
+    'Read by the privileged runner unit that carries out host runs under systemd. exc itself runs a host run as its own user: under `zino up`, the user who started it. exc checks at start that a name given here exists (else it stops with a configuration error) and logs which account host runs use.',
   'mem.data_dir': 'Replaced by `DIR/data/mem` under `--dir DIR` / `$ZINO_DIR`. The format is in [storage.md](storage.md).',
   'logging.level': "One of `trace`, `debug`, `info`, `warn`, `error`, `fatal`; Python's names (`WARNING`, `CRITICAL`, …) also work.",
 };
@@ -68,11 +79,13 @@ const KIND_NAMES: Record<AnyKeySpec['kind'], string> = {
   integer: 'integer',
   string: 'string',
   path: 'path',
+  strings: 'strings',
 };
 
 /** The default as it would be written in ZINO.toml. */
 export function tomlLiteral(spec: AnyKeySpec): string {
   const value = spec.default;
+  if (Array.isArray(value)) return `[${value.map((v) => JSON.stringify(v)).join(', ')}]`;
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number') return spec.kind === 'number' && Number.isInteger(value) ? `${value}.0` : String(value);
   return String(value);
@@ -88,7 +101,9 @@ function allowed(spec: AnyKeySpec): string {
     case 'boolean':
       return '`true`, `false`';
     case 'path':
-      return 'non-empty; relative to the config file';
+      return spec.derived !== undefined ? 'relative to the config file; `""` = the default' : 'non-empty; relative to the config file';
+    case 'strings':
+      return `list of at most ${spec.maxItems} strings`;
     case 'string':
       return spec.choices ? spec.choices.map((c) => `\`"${c}"\``).join(', ') : 'any';
     case 'number':
@@ -166,8 +181,9 @@ export function renderConfigReference(): string {
     '',
     "The **origin** column says whether a key is the contract's (the ZINO service",
     "reference: its name and default are stable) or ZINO's own addition. Types:",
-    '`integer` and `number` (TOML integer or float), `string`, `boolean`, and `path` (a',
-    'string resolved against the directory of the config file).',
+    '`integer` and `number` (TOML integer or float), `string`, `boolean`, `path` (a',
+    'string resolved against the directory of the config file) and `strings` (a TOML',
+    'array of strings).',
   ];
   for (const [section, keys] of Object.entries(sections)) {
     out.push('', `### \`[${section}]\``, '', '| key | type | default | allowed | origin | meaning |', '|---|---|---|---|---|---|');

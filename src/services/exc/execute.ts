@@ -28,11 +28,20 @@ export interface ExecuteDeps {
   prlimit?: string | undefined;
 }
 
-/** Runs `code` with `executor`: the reply, and how many escaped leftover processes were killed (for the log). */
-export async function execute(deps: ExecuteDeps, executor: Executor, code: string, signal: AbortSignal): Promise<{ reply: ExecuteResult; leftovers: number }> {
+/** What one run produced: the reply, and how many escaped leftover processes were killed (for the log). */
+export interface ExecuteOutcome {
+  reply: ExecuteResult;
+  leftovers: number;
+}
+
+/**
+ * Runs `code` with `executor`, in the sandbox when one is active, or directly when
+ * `onHost` (a host run: exc has already recorded the decision that allows it).
+ */
+export async function execute(deps: ExecuteDeps, executor: Executor, code: string, signal: AbortSignal, onHost = false): Promise<ExecuteOutcome> {
   const started = performance.now();
   const fileName = codeFileName(executor);
-  const sandboxed = deps.sandbox.active && deps.sandbox.bwrap !== undefined;
+  const sandboxed = !onHost && deps.sandbox.active && deps.sandbox.bwrap !== undefined;
   // As root, the sandboxed program (and its static analysis) runs as `nobody`, which must own its working directory.
   const runAs = sandboxed ? deps.sandbox.runAs : undefined;
   const workdir = await createWorkdir(fileName, code, runAs);
