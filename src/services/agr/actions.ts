@@ -4,9 +4,9 @@
  * model reads, never an error frame, unless the caller has gone.
  */
 import { RemoteError, ZinoError, abortError, type Endpoint } from '../../runtime/index.js';
-import type { EXC } from '../../protocol/exc.js';
+import type { ApprovalRequired, EXC, ExecuteResult } from '../../protocol/exc.js';
 import type { Usage } from '../../protocol/rtr.js';
-import type { Action } from './blocks.js';
+import type { Action, Placement } from './blocks.js';
 import { errorBody, formatResult } from './format.js';
 import type { RtrTarget, Sampling } from './llm.js';
 import { fabricate } from './pipeline.js';
@@ -22,6 +22,10 @@ export interface ActionDeps {
   signal: AbortSignal;
   requestId: string;
   onUsage: (usage: Usage) => void;
+  /** Passes exc's `approval_required` frames on; undefined when the caller did not ask for them (exc then applies `unattended`). */
+  onApproval?: ((frame: ApprovalRequired) => Promise<void>) | undefined;
+  /** The daemon channel, for exc's audit log. */
+  channelId?: string | undefined;
 }
 
 /** The outcome of one block: the response body and an exit code for the event. */
@@ -34,18 +38,35 @@ export interface ActionOutcome {
 export async function runAction(action: Action, deps: ActionDeps): Promise<ActionOutcome> {
   try {
     if (action.kind === 'invalid') return { body: errorBody(action.error), exitCode: -1 };
-    if (action.kind === 'tool') return await execute(deps, action.executor, action.code);
+    if (action.kind === 'tool') return await execute(deps, action.executor, action.code, action);
     const { code } = await fabricate(deps.rtr, action.skill, action.request, deps.sampling, deps);
     if (code === '') return { body: errorBody(`the ${action.skill.name} skill produced no code for this request`), exitCode: -1 };
-    return await execute(deps, action.skill.executor, code);
+    // A skill's fabricated code runs where the task asked, under the same rules as a tool call.
+    return await execute(deps, action.skill.executor, code, action);
   } catch (err) {
     if (deps.signal.aborted) throw abortError(deps.signal, 'run');
     return { body: errorBody(describeFailure(err)), exitCode: -1 };
   }
 }
 
-async function execute(deps: ActionDeps, executor: string, code: string): Promise<ActionOutcome> {
-  const result = await deps.exc.request('execute', { executor, code, request_id: deps.requestId }, { signal: deps.signal });
+async function execute(deps: ActionDeps, executor: string, code: string, placement: Placement): Promise<ActionOutcome> {
+  const body = {
+    executor,
+    code,
+    request_id: deps.requestId,
+    ...(placement.host ? { host: true, reason: placement.reason } : {}),
+    ...(deps.onApproval ? { approvals: true } : {}),
+    ...(deps.channelId === undefined ? {} : { channel_id: deps.channelId }),
+  };
+  let result: ExecuteResult | undefined;
+  for await (const frame of deps.exc.stream('execute', body, { signal: deps.signal })) {
+    if (frame.type === 'approval_required') {
+      const approval = approvalFrame(frame);
+      if (approval) await deps.onApproval?.(approval);
+    } else if (frame.type === 'error') throw new RemoteError(frame);
+    else if (frame.type === 'result') result = frame;
+  }
+  if (!result) throw new ZinoError('UPSTREAM_ERROR', 'exc sent no result');
   // Checked, not trusted: the reply is another process's data.
   if (typeof result.exit_code !== 'number') throw new ZinoError('UPSTREAM_ERROR', 'exc answered execute without an exit code');
   return {
@@ -66,4 +87,20 @@ function describeFailure(err: unknown): string {
     return err.message;
   }
   return 'the block could not be run (internal error)';
+}
+
+/** exc's `approval_required` frame with only its known fields, each of its type; undefined when it has no id or code. */
+export function approvalFrame(frame: { readonly [K in keyof ApprovalRequired]?: unknown }): ApprovalRequired | undefined {
+  const { id, executor, code, reason, expires_at: expiresAt, request_id: requestId, no_sandbox: noSandbox } = frame;
+  if (typeof id !== 'string' || typeof code !== 'string') return undefined;
+  return {
+    type: 'approval_required',
+    id,
+    executor: typeof executor === 'string' ? executor : '',
+    code,
+    reason: typeof reason === 'string' ? reason : '',
+    expires_at: typeof expiresAt === 'string' ? expiresAt : '',
+    ...(typeof requestId === 'string' ? { request_id: requestId } : {}),
+    ...(noSandbox === true ? { no_sandbox: true } : {}),
+  };
 }

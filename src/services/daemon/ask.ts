@@ -24,7 +24,7 @@ import {
   type ResolvedConfig,
   type Unvalidated,
 } from '../../runtime/index.js';
-import type { AgrEvent, AskRequest, ChunkFrame, DoneFrame, ResponseFrame } from '../../protocol/daemon.js';
+import type { AgrEvent, ApprovalRequired, AskRequest, ChunkFrame, DoneFrame, ResponseFrame } from '../../protocol/daemon.js';
 import { MEM, checkChannelId } from '../../protocol/mem.js';
 import type { ChannelLock } from './channel-lock.js';
 import { dispatch } from './dispatch.js';
@@ -35,7 +35,7 @@ export async function ask(
   config: Readonly<ResolvedConfig>,
   lock: ChannelLock,
   req: Unvalidated<AskRequest>,
-  ctx: HandlerContext<ChunkFrame | AgrEvent>,
+  ctx: HandlerContext<ChunkFrame | AgrEvent | ApprovalRequired>,
 ): Promise<DoneFrame | ResponseFrame | ErrorFrame> {
   const message = requireString(req, 'message', { allowEmpty: false });
   checkMessageSize(config, message);
@@ -44,6 +44,7 @@ export async function ask(
   if (channelId !== undefined) checkChannelId(channelId);
   const streamed = optionalBoolean(req, 'stream') ?? false;
   const events = optionalBoolean(req, 'events') ?? false;
+  const approvals = optionalBoolean(req, 'approvals') ?? false;
 
   const started = performance.now();
   const release = channelId === undefined ? undefined : await lock.acquire(channelId, ctx.signal);
@@ -62,7 +63,7 @@ export async function ask(
     let firstChunkMs: number | undefined;
     let terminal: DoneFrame | ResponseFrame | ErrorFrame | undefined;
     handedOver = true;
-    for await (const frame of dispatch(config, { messages: prompt.messages, stream: streamed, events }, ctx, agrConnection)) {
+    for await (const frame of dispatch(config, { messages: prompt.messages, stream: streamed, events, approvals, channelId }, ctx, agrConnection)) {
       if (frame.type === 'chunk') {
         firstChunkMs ??= performance.now() - started;
         // Checked: agr's frames are another process's data.
@@ -72,6 +73,9 @@ export async function ask(
       } else if (frame.type === 'done' || frame.type === 'response' || frame.type === 'error') {
         terminal = frame;
         break;
+      } else if (frame.type === 'approval_required') {
+        // Only a client that asked for approvals gets them (agr was told so too, and sends none otherwise).
+        if (approvals) await ctx.send(frame);
       } else if (events) {
         await ctx.send(frame);
       }
