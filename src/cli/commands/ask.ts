@@ -5,6 +5,7 @@
  */
 import { RemoteError, ZinoError, ZinoClient } from '../../client/index.js';
 import { EXIT } from '../../runtime/exit.js';
+import { approvalHandler, terminalQuestion, type ApprovalMode } from '../approval-prompt.js';
 import { cliClient, fail, howToStart, type ConfigOptions } from '../config.js';
 import { AnswerDisplay, type AnswerFrame } from '../display.js';
 
@@ -15,6 +16,7 @@ export interface AskOptions extends ConfigOptions {
   json?: boolean;
   raw?: boolean;
   events?: boolean;
+  yes?: boolean;
 }
 
 /** Runs `zino ask`. */
@@ -29,8 +31,20 @@ export async function askCommand(words: string[], options: AskOptions): Promise<
     json: options.json ?? false,
     raw: options.raw ?? false,
     events: options.events ?? false,
+    approvals: approvalMode(options.yes ?? false),
   });
   process.exit(code);
+}
+
+/**
+ * How host-run approvals of `zino ask` are answered: `--yes` approves them all; on a
+ * terminal the person is asked (Ctrl-C at the question cancels, as it does
+ * elsewhere); otherwise nothing is asked and the daemon applies `[approval] unattended`.
+ */
+function approvalMode(yes: boolean): ApprovalMode | undefined {
+  if (yes) return { kind: 'yes' };
+  if (process.stdin.isTTY !== true) return undefined;
+  return { kind: 'ask', question: terminalQuestion(() => process.emit('SIGINT')) };
 }
 
 /** What one question needs. */
@@ -43,6 +57,8 @@ export interface AskParams {
   events: boolean;
   /** Cancels the request; by default Ctrl-C does. */
   signal?: AbortSignal;
+  /** Answer host-run approvals this way; absent: the request does not take part (the policy applies). */
+  approvals?: ApprovalMode | undefined;
 }
 
 /** Asks once and prints the answer; returns the exit status. */
@@ -51,13 +67,27 @@ export async function askOnce(client: ZinoClient, params: AskParams): Promise<nu
   const onSigint = (): void => controller.abort();
   if (params.signal) params.signal.addEventListener('abort', onSigint, { once: true });
   else process.once('SIGINT', onSigint);
+  const display = new AnswerDisplay({ out: process.stdout, err: process.stderr }, params.raw);
+  const onApproval = params.approvals
+    ? approvalHandler(
+        params.approvals,
+        (text) => {
+          if (!params.json) display.breakLine();
+          process.stderr.write(text);
+        },
+        controller.signal,
+      )
+    : undefined;
+  const approvalOptions = onApproval
+    ? { onApproval, onApprovalError: (err: ZinoError) => process.stderr.write(`zino: the answer was not taken: ${err.message}\n`) }
+    : {};
   const options = {
     signal: controller.signal,
     ...(params.channel === undefined ? {} : { channelId: params.channel }),
     // Tool activity on stderr comes from the event frames; --json shows them only when asked.
     events: !params.json || params.events,
+    ...approvalOptions,
   };
-  const display = new AnswerDisplay({ out: process.stdout, err: process.stderr }, params.raw);
   try {
     const show = (frame: AnswerFrame): void => {
       if (params.json) process.stdout.write(`${JSON.stringify(frame)}\n`);

@@ -1,10 +1,12 @@
 /**
  * `zino chat`: an interactive session on one channel, streaming, with tool
- * activity on stderr. Ctrl-C cancels the answer in progress; at the prompt it (or
+ * activity on stderr; on a terminal, a host run the model asks for is put to the
+ * person in place (y / n / a). Ctrl-C cancels the answer in progress; at the prompt it (or
  * Ctrl-D, or /exit) ends the session. /clear forgets the channel's history.
  */
 import readline from 'node:readline';
 import { EXIT } from '../../runtime/exit.js';
+import { readlineQuestion } from '../approval-prompt.js';
 import { cliClient, type ConfigOptions } from '../config.js';
 import { askOnce } from './ask.js';
 
@@ -57,7 +59,17 @@ export async function chatCommand(options: ChatOptions): Promise<void> {
       continue;
     }
     answering = new AbortController();
-    status = await askOnce(client, { message, channel, stream: true, json: false, raw: options.raw ?? false, events: false, signal: answering.signal });
+    status = await askOnce(client, {
+      message,
+      channel,
+      stream: true,
+      json: false,
+      raw: options.raw ?? false,
+      events: false,
+      signal: answering.signal,
+      // On a terminal, host runs are asked about in place; piped input cannot answer, so the policy applies.
+      approvals: interactive ? { kind: 'ask', question: readlineQuestion(rl) } : undefined,
+    });
     answering = undefined;
     if (status === EXIT.UNAVAILABLE) break;
     prompt();
