@@ -75,7 +75,7 @@ export function approvalHandler(mode: ApprovalMode, write: (text: string) => voi
       }
       if (answer === 'n' || answer === 'no' || answer === '') {
         write('[host] denied: the model will be told.\n');
-        return { decision: 'deny', note: typed === undefined ? 'no answer at the terminal' : 'denied at the terminal' };
+        return typed === undefined ? { decision: 'deny', note: 'nobody answered at the terminal' } : { decision: 'deny' };
       }
       write('Please answer y, n or a.\n');
     }

@@ -78,19 +78,21 @@ function auditCommand(options: AuditOptions): void {
 
 /** One record on one line: time, what, where, how, executor, outcome, request, first line of the program. */
 export function formatRecord(record: Record<string, unknown>): string {
-  const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+  // Control characters out: the log holds model-written text, which must not drive the terminal.
+  // eslint-disable-next-line no-control-regex
+  const text = (v: unknown): string => (typeof v === 'string' ? v.replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/g, ' ') : '');
   const time = text(record.time)
     .replace('T', ' ')
     .replace(/\.\d+Z$/, 'Z');
   const decision = text(record.decision);
   let outcome: string;
-  if (record.event === 'decision') outcome = decision === 'deny' ? 'DENIED' : 'allowed';
+  if (record.event === 'decision') outcome = record.how === 'cancelled' ? 'cancelled' : decision === 'deny' ? 'DENIED' : 'allowed';
   else if (typeof record.error === 'string') outcome = `not run: ${record.error}`;
   else {
     const ms = typeof record.duration_ms === 'number' ? ` ${record.duration_ms} ms` : '';
     outcome = `exit ${String(record.exit_code)}${record.timed_out === true ? ' (timed out)' : ''}${ms}`;
   }
-  const note = typeof record.note === 'string' ? ` note: ${JSON.stringify(record.note)}` : '';
+  const note = typeof record.note === 'string' ? ` note: ${JSON.stringify(text(record.note))}` : '';
   const firstLine = (
     text(record.code)
       .split('\n')

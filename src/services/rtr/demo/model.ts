@@ -65,7 +65,7 @@ function summarise(text: string, tag = 'tool_response'): string {
   const body = (open >= 0 && close > open ? text.slice(open + tag.length + 2, close) : '').trim();
   // Not run at all: refused (a denied host run), or it could not start.
   if (body.startsWith('error: ')) {
-    return `\nIt was not run: ${body.slice('error: '.length)}\n\n(This summary comes from the demo model; a real LLM would read the error and answer in plain words.)`;
+    return `\nIt was not run: ${body.slice('error: '.length).replace(/^it was not run: /, '')}\n\n(This summary comes from the demo model; a real LLM would read the error and answer in plain words.)`;
   }
   const exit = /\[exit code: (-?\d+)\]\s*$/.exec(body);
   const output = (exit ? body.slice(0, exit.index) : body).trimEnd();

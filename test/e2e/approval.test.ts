@@ -1,0 +1,247 @@
+/**
+ * Supervised action end to end (issue 14): real services, the mock LLM through the
+ * real openai SDK, a client that opts in to approvals on one connection and answers
+ * them on others. A host run's proof is a file it writes outside the sandbox; every
+ * case is checked in exc's audit log.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { RemoteError, request, stream, type Frame } from '../../src/runtime/index.js';
+import { detectSandbox } from '../../src/services/exc/sandbox.js';
+import type { ServiceGroup } from '../../src/testing/suite.js';
+import { startWithMock, useMockLlm } from '../helpers/mock.js';
+import { waitFor } from '../helpers/util.js';
+
+// The sandboxed case must run in CI (.ci/run installs bubblewrap); locally it needs a working bwrap.
+const BWRAP = detectSandbox('auto').active;
+const llm = useMockLlm();
+
+/** The audit records of `requestId`, in order. */
+function audit(group: ServiceGroup, requestId: string): Frame[] {
+  const file = group.config.exc.audit_log;
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Frame)
+    .filter((r) => r.request_id === requestId);
+}
+
+/** A model that asks for the host with `code`, then reports what came back (or that it was refused). */
+function hostCallScript(code: string, options: { host?: boolean } = {}): void {
+  const args = options.host === false ? { code } : { code, host: true, reason: 'write the proof file' };
+  llm.script({
+    rules: [
+      { role: 'user', reply: `On it.<tool_call>${JSON.stringify({ name: 'execute_bash', arguments: args })}</tool_call>` },
+      { role: 'assistant', match: 'the operator denied this', reply: ' The operator said no, so I did not do it.' },
+      { role: 'assistant', match: 'error: ', reply: ' It was refused.' },
+      { role: 'assistant', reply: ' Done.' },
+    ],
+  });
+}
+
+/** What the model was sent last (the augmented assistant turn carries the tool response). */
+function lastPrompt(): string {
+  const messages = llm.mock.stats.bodies.at(-1)?.messages as Frame[] | undefined;
+  return String(messages?.at(-1)?.content ?? '');
+}
+
+/** Starts an ask that opts in to approvals; `approvals` resolves with the first approval_required frame. */
+function askWithApprovals(daemon: string, body: Frame, signal?: AbortSignal): { frames: Promise<Frame[]>; approval: Promise<Frame> } {
+  let found!: (frame: Frame) => void;
+  const approval = new Promise<Frame>((resolve) => (found = resolve));
+  const frames = (async () => {
+    const out: Frame[] = [];
+    for await (const frame of stream(daemon, { stream: true, events: true, approvals: true, ...body }, { signal })) {
+      out.push(frame);
+      if (frame.type === 'approval_required') found(frame);
+    }
+    return out;
+  })();
+  return { frames, approval };
+}
+
+const text = (frames: Frame[]): string => String(frames.at(-1)?.full_text ?? '');
+
+describe('approval under [approval] mode = "ask"', () => {
+  let group: ServiceGroup;
+  let cleanup: () => void;
+  let daemon: string;
+
+  beforeAll(async () => {
+    ({ group, cleanup } = await startWithMock(llm.mock, ['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx'], 'zappr', {
+      // The sandbox when bubblewrap works (the sandboxed case needs it), and the policy at its defaults.
+      exc: { sandbox: 'auto' },
+      approval: { mode: 'ask' },
+    }));
+    daemon = group.get('daemon').socket;
+  });
+  afterAll(async () => {
+    const exits = await group.stop();
+    for (const exit of Object.values(exits)) expect(exit).toEqual({ code: 0, signal: null });
+    cleanup();
+  });
+  beforeEach(() => llm.script({}));
+
+  it.runIf(BWRAP || process.env.CI)('runs sandboxed code without asking anyone', async () => {
+    hostCallScript('echo looked; uname -s', { host: false });
+    const { frames } = askWithApprovals(daemon, { message: 'look', request_id: 'appr-sandboxed' });
+    const out = await frames;
+    expect(out.map((f) => f.type)).not.toContain('approval_required');
+    expect(out.find((f) => f.type === 'tool_result')).toMatchObject({ exit_code: 0, output: 'looked\nLinux' });
+    expect(audit(group, 'appr-sandboxed')).toEqual([
+      expect.objectContaining({ event: 'run', where: 'sandbox', decision: 'allow', how: 'sandboxed', exit_code: 0 }),
+    ]);
+  });
+
+  it('asks for a host run, takes the yes from a second connection, and runs it on the host', async () => {
+    const proof = path.join(group.dir, 'approved-proof');
+    const code = `echo host-run > ${proof} && cat ${proof}`;
+    hostCallScript(code);
+    const { frames, approval } = askWithApprovals(daemon, { message: 'make the proof', request_id: 'appr-yes', channel_id: 'appr' });
+    const asked = await approval;
+    expect(asked).toMatchObject({ type: 'approval_required', executor: 'bash', code, reason: 'write the proof file', request_id: 'appr-yes' });
+    expect(Date.parse(String(asked.expires_at))).toBeGreaterThan(Date.now());
+    // Nothing ran yet; anyone on the socket sees what waits.
+    expect(existsSync(proof)).toBe(false);
+    const listed = await request(daemon, { type: 'approvals' });
+    expect(listed.pending).toEqual([
+      expect.objectContaining({ id: asked.id, code, reason: 'write the proof file', request_id: 'appr-yes', channel_id: 'appr' }),
+    ]);
+    expect(await request(daemon, { type: 'approve', id: asked.id, decision: 'allow' })).toEqual({ type: 'ok' });
+    const out = await frames;
+    expect(text(out)).toContain(' Done.');
+    expect(out.find((f) => f.type === 'tool_result')).toMatchObject({ exit_code: 0, output: 'host-run' });
+    expect(readFileSync(proof, 'utf8')).toBe('host-run\n');
+    // Once answered, never again.
+    await expect(request(daemon, { type: 'approve', id: asked.id, decision: 'allow' })).rejects.toMatchObject({ code: 'APPROVAL_SETTLED' });
+    await expect(request(daemon, { type: 'approve', id: asked.id, decision: 'deny' })).rejects.toMatchObject({ code: 'APPROVAL_SETTLED' });
+    const records = audit(group, 'appr-yes');
+    expect(records).toEqual([
+      expect.objectContaining({ event: 'decision', where: 'host', decision: 'allow', how: 'approved', approval_id: asked.id, channel_id: 'appr', code }),
+      expect.objectContaining({ event: 'run', where: 'host', decision: 'allow', how: 'approved', approval_id: asked.id, exit_code: 0, stdout_bytes: 9 }),
+    ]);
+    expect(records[0]?.id).toBe(records[1]?.id);
+  });
+
+  it('tells the model about a denial, with the note, and the model answers', async () => {
+    const proof = path.join(group.dir, 'denied-proof');
+    hostCallScript(`touch ${proof}`);
+    const { frames, approval } = askWithApprovals(daemon, { message: 'make it', request_id: 'appr-no' });
+    const asked = await approval;
+    expect(await request(daemon, { type: 'approve', id: asked.id, decision: 'deny', note: 'not on a Friday' })).toEqual({ type: 'ok' });
+    const out = await frames;
+    expect(text(out)).toContain('The operator said no, so I did not do it.');
+    expect(lastPrompt()).toContain('the operator denied this: not on a Friday');
+    expect(out.find((f) => f.type === 'tool_result')).toMatchObject({ exit_code: -1 });
+    expect(existsSync(proof)).toBe(false);
+    expect(audit(group, 'appr-no')).toEqual([
+      expect.objectContaining({ event: 'decision', where: 'host', decision: 'deny', how: 'denied', approval_id: asked.id, note: 'not on a Friday' }),
+    ]);
+  });
+
+  it('gives a client that did not opt in the unattended policy (deny), and asks nobody', async () => {
+    const proof = path.join(group.dir, 'unattended-proof');
+    hostCallScript(`touch ${proof}`);
+    const reply = await request(daemon, { message: 'make it', request_id: 'appr-unattended' });
+    expect(reply).toMatchObject({ type: 'response', content: expect.stringContaining('It was refused.') });
+    expect(lastPrompt()).toContain('[approval] unattended = "deny"');
+    expect(existsSync(proof)).toBe(false);
+    expect((await request(daemon, { type: 'approvals' })).pending).toEqual([]);
+    expect(audit(group, 'appr-unattended')).toEqual([expect.objectContaining({ event: 'decision', decision: 'deny', how: 'unattended:deny' })]);
+  });
+
+  it('cancels the approval when the asking client goes away: nothing runs, a late yes is refused', async () => {
+    const proof = path.join(group.dir, 'cancelled-proof');
+    hostCallScript(`touch ${proof}`);
+    const controller = new AbortController();
+    const { frames, approval } = askWithApprovals(daemon, { message: 'make it', request_id: 'appr-gone' }, controller.signal);
+    const asked = await approval;
+    controller.abort();
+    await expect(frames).rejects.toMatchObject({ code: 'CANCELLED' });
+    await waitFor(async () => ((await request(daemon, { type: 'approvals' })).pending as Frame[]).length === 0, 'the approval to be withdrawn');
+    await expect(request(daemon, { type: 'approve', id: asked.id, decision: 'allow' })).rejects.toMatchObject({
+      code: 'APPROVAL_SETTLED',
+      message: expect.stringContaining('cancelled'),
+    });
+    await waitFor(() => audit(group, 'appr-gone').length > 0, 'the cancellation in the audit log');
+    expect(audit(group, 'appr-gone')).toEqual([expect.objectContaining({ event: 'decision', decision: 'deny', how: 'cancelled', approval_id: asked.id })]);
+    expect(existsSync(proof)).toBe(false);
+  });
+
+  it('refuses unknown ids and malformed answers with stable codes', async () => {
+    await expect(request(daemon, { type: 'approve', id: 'ffffffffff', decision: 'allow' })).rejects.toMatchObject({ code: 'APPROVAL_UNKNOWN' });
+    await expect(request(daemon, { type: 'approve', id: 'ffffffffff', decision: 'maybe' })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+    await expect(request(daemon, { type: 'approve', decision: 'allow' })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+    await expect(request(daemon, { type: 'approvals', id: 'ffffffffff' })).rejects.toBeInstanceOf(RemoteError);
+  });
+});
+
+describe('approval with a short timeout and an allow rule', () => {
+  let group: ServiceGroup;
+  let cleanup: () => void;
+  let daemon: string;
+
+  beforeAll(async () => {
+    ({ group, cleanup } = await startWithMock(llm.mock, ['daemon', 'rtr', 'agr', 'exc'], 'zapt', {
+      exc: { sandbox: 'auto' },
+      approval: { mode: 'ask', timeout_s: 1, allow_rules: ['hostname'] },
+    }));
+    daemon = group.get('daemon').socket;
+  });
+  afterAll(async () => {
+    await group.stop();
+    cleanup();
+  });
+
+  it('treats an unanswered approval as a denial, and refuses a yes after it expired', async () => {
+    const proof = path.join(group.dir, 'late-proof');
+    hostCallScript(`touch ${proof}`);
+    const { frames, approval } = askWithApprovals(daemon, { message: 'make it', request_id: 'appr-timeout' });
+    const asked = await approval;
+    const out = await frames;
+    expect(lastPrompt()).toContain('nobody approved this host run within 1 s');
+    expect(text(out)).toContain('It was refused.');
+    await expect(request(daemon, { type: 'approve', id: asked.id, decision: 'allow' })).rejects.toMatchObject({ code: 'APPROVAL_EXPIRED' });
+    expect(existsSync(proof)).toBe(false);
+    expect(audit(group, 'appr-timeout')).toEqual([expect.objectContaining({ event: 'decision', decision: 'deny', how: 'timeout', approval_id: asked.id })]);
+  });
+
+  it('runs a command an allow rule names without asking', async () => {
+    hostCallScript('hostname');
+    const { frames } = askWithApprovals(daemon, { message: 'name?', request_id: 'appr-rule' });
+    const out = await frames;
+    expect(out.map((f) => f.type)).not.toContain('approval_required');
+    expect(out.find((f) => f.type === 'tool_result')).toMatchObject({ exit_code: 0 });
+    expect(audit(group, 'appr-rule')).toEqual([
+      expect.objectContaining({ event: 'decision', where: 'host', how: 'rule:1' }),
+      expect.objectContaining({ event: 'run', where: 'host', how: 'rule:1', exit_code: 0 }),
+    ]);
+  });
+});
+
+describe('approval under [approval] mode = "deny"', () => {
+  let group: ServiceGroup;
+  let cleanup: () => void;
+
+  beforeAll(async () => {
+    ({ group, cleanup } = await startWithMock(llm.mock, ['daemon', 'rtr', 'agr', 'exc'], 'zapd', { exc: { sandbox: 'auto' }, approval: { mode: 'deny' } }));
+  });
+  afterAll(async () => {
+    await group.stop();
+    cleanup();
+  });
+
+  it('never runs on the host and tells the model so, even a client that could approve', async () => {
+    const proof = path.join(group.dir, 'deny-proof');
+    hostCallScript(`touch ${proof}`);
+    const { frames } = askWithApprovals(group.get('daemon').socket, { message: 'make it', request_id: 'appr-deny' });
+    const out = await frames;
+    expect(out.map((f) => f.type)).not.toContain('approval_required');
+    expect(lastPrompt()).toContain('host runs are disabled here ([approval] mode = "deny")');
+    expect(text(out)).toContain('It was refused.');
+    expect(existsSync(proof)).toBe(false);
+    expect(audit(group, 'appr-deny')).toEqual([expect.objectContaining({ event: 'decision', decision: 'deny', how: 'policy:deny' })]);
+  });
+});
