@@ -44,7 +44,8 @@ function hostCallScript(code: string, options: { host?: boolean } = {}): void {
 /** What the model was sent last (the augmented assistant turn carries the tool response). */
 function lastPrompt(): string {
   const messages = llm.mock.stats.bodies.at(-1)?.messages as Frame[] | undefined;
-  return String(messages?.at(-1)?.content ?? '');
+  const content = messages?.at(-1)?.content;
+  return typeof content === 'string' ? content : '';
 }
 
 /** Starts an ask that opts in to approvals; `approvals` resolves with the first approval_required frame. */
@@ -62,7 +63,10 @@ function askWithApprovals(daemon: string, body: Frame, signal?: AbortSignal): { 
   return { frames, approval };
 }
 
-const text = (frames: Frame[]): string => String(frames.at(-1)?.full_text ?? '');
+const text = (frames: Frame[]): string => {
+  const full = frames.at(-1)?.full_text;
+  return typeof full === 'string' ? full : '';
+};
 
 describe('approval under [approval] mode = "ask"', () => {
   let group: ServiceGroup;
