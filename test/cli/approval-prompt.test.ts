@@ -4,9 +4,10 @@
  * the request; without a terminal nothing is asked and the policy applies. Real
  * services, the mock LLM, and a pseudo-terminal (test/helpers/pty.ts).
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ZinoClient, type ApprovalRequired } from '../../src/client/index.js';
 import type { ServiceGroup } from '../../src/testing/suite.js';
 import { runCli } from '../helpers/cli.js';
 import { startWithMock, useMockLlm } from '../helpers/mock.js';
@@ -132,5 +133,77 @@ describe('zino ask without a terminal', () => {
     expect(stdout).toContain('It was refused.');
     expect(code).toBe(0);
     expect(existsSync(proof)).toBe(false);
+  });
+});
+
+describe('zino approvals, approve, deny and audit from another terminal', () => {
+  /** Starts an ask through the client library that waits for someone else to answer; resolves with the approval and the answer to come. */
+  async function pending(message: string, requestId: string): Promise<{ approval: ApprovalRequired; answer: Promise<string> }> {
+    const client = new ZinoClient({ config: group.config });
+    let found!: (a: ApprovalRequired) => void;
+    const approval = new Promise<ApprovalRequired>((resolve) => (found = resolve));
+    const answer = (async () => {
+      let text = '';
+      for await (const frame of client.askStream(message, { approvals: true, requestId })) {
+        if (frame.type === 'approval_required') found(frame);
+        if (frame.type === 'done') text = frame.full_text;
+      }
+      return text;
+    })();
+    return { approval: await approval, answer };
+  }
+
+  it('lists what waits, approves it by id, and prints it in the audit log', async () => {
+    script(`echo approved-elsewhere > ${proof}`);
+    const { approval, answer } = await pending('make the proof', 'cli-approve');
+    const listed = await runCli(['approvals', '--config', group.file]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(`approval: ${approval.id}`);
+    expect(listed.stdout).toContain(`  | echo approved-elsewhere > ${proof}`);
+    expect(listed.stdout).toContain('request cli-approve');
+    const json = JSON.parse((await runCli(['approvals', approval.id, '--json', '--config', group.file])).stdout) as { pending: { id: string }[] };
+    expect(json.pending.map((p) => p.id)).toEqual([approval.id]);
+    const approved = await runCli(['approve', approval.id, '--config', group.file]);
+    expect(approved).toMatchObject({ code: 0, stdout: `approved ${approval.id}: the run goes ahead\n` });
+    expect(await answer).toContain('Done.');
+    expect(readFileSync(proof, 'utf8')).toBe('approved-elsewhere\n');
+    const again = await runCli(['approve', approval.id, '--config', group.file]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^zino: approval "[0-9a-f]+" is settled: it was already allowed/);
+
+    const audit = await runCli(['audit', '--since', '1h', '--config', group.file]);
+    expect(audit.code).toBe(0);
+    const lines = audit.stdout.split('\n').filter((l) => l.includes('req=cli-approve'));
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/ decision +host +approved +bash +allowed /);
+    expect(lines[1]).toMatch(/ run +host +approved +bash +exit 0 \d+ ms /);
+    const records = (await runCli(['audit', '--json', '--config', group.file])).stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { request_id: string; approval_id?: string });
+    expect(records.filter((r) => r.request_id === 'cli-approve').map((r) => r.approval_id)).toEqual([approval.id, approval.id]);
+  });
+
+  it('denies with a note the model reads', async () => {
+    script(`echo never > ${proof}`);
+    const { approval, answer } = await pending('make the proof', 'cli-deny');
+    const denied = await runCli(['deny', approval.id, '--note', 'use the staging box', '--config', group.file]);
+    expect(denied).toMatchObject({ code: 0, stdout: `denied ${approval.id}: the model is told\n` });
+    expect(await answer).toContain('The operator said no.');
+    const messages = llm.mock.stats.bodies.at(-1)?.messages as { content: string }[];
+    expect(messages.at(-1)?.content).toContain('the operator denied this: use the staging box');
+    expect(existsSync(proof)).toBe(false);
+    const audit = await runCli(['audit', '--config', group.file]);
+    expect(audit.stdout.split('\n').find((l) => l.includes('req=cli-deny'))).toMatch(/ decision +host +denied +bash +DENIED .* note: "use the staging box"$/);
+  });
+
+  it('says so when nothing waits, an id is unknown, or --since is not a duration', async () => {
+    expect((await runCli(['approvals', '--config', group.file])).stdout).toBe('No host run is waiting for approval.\n');
+    const unknown = await runCli(['deny', 'ffffffffff', '--config', group.file]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe('zino: no pending approval "ffffffffff" (see "zino approvals")\n');
+    const bad = await runCli(['audit', '--since', 'yesterday', '--config', group.file]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--since takes a duration such as 90s, 30m, 12h or 7d');
   });
 });

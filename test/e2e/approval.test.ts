@@ -174,6 +174,31 @@ describe('approval under [approval] mode = "ask"', () => {
     expect(existsSync(proof)).toBe(false);
   });
 
+  it("asks the same for a skill's fabricated code when the task asks for the host", async () => {
+    const proof = path.join(group.dir, 'skill-proof');
+    const code = `echo from-skill > ${proof}`;
+    const task = JSON.stringify({ skill: 'bash', request: 'write the skill proof', host: true, reason: 'the skill must write it' });
+    llm.script({
+      rules: [
+        { match: ' [KCR] ', reply: code },
+        { role: 'user', match: 'use the skill', reply: `Delegating.<task>${task}</task>` },
+        { role: 'user', match: 'write the skill proof', reply: '1. Write the file.' },
+        { role: 'assistant', reply: ' Done.' },
+      ],
+    });
+    const { frames, approval } = askWithApprovals(daemon, { message: 'use the skill', request_id: 'appr-skill' });
+    const asked = await approval;
+    expect(asked).toMatchObject({ code, reason: 'the skill must write it', executor: 'bash' });
+    expect(existsSync(proof)).toBe(false);
+    await request(daemon, { type: 'approve', id: asked.id, decision: 'allow' });
+    expect(text(await frames)).toContain(' Done.');
+    expect(readFileSync(proof, 'utf8')).toBe('from-skill\n');
+    expect(audit(group, 'appr-skill').map((r) => [r.event, r.how])).toEqual([
+      ['decision', 'approved'],
+      ['run', 'approved'],
+    ]);
+  });
+
   it('refuses unknown ids and malformed answers with stable codes', async () => {
     await expect(request(daemon, { type: 'approve', id: 'ffffffffff', decision: 'allow' })).rejects.toMatchObject({ code: 'APPROVAL_UNKNOWN' });
     await expect(request(daemon, { type: 'approve', id: 'ffffffffff', decision: 'maybe' })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
