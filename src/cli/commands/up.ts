@@ -74,6 +74,7 @@ async function banner(client: ZinoClient, options: ConfigOptions): Promise<strin
     `  LLM:     ${llm}`,
     `  daemon:  ${client.socket('daemon')}`,
     `  ask:     ${cmd('ask')} "how much disk space is free?"`,
+    `  host:    ${cmd('ask')} "create a marker file on the host"   (a change: asks for your yes)`,
     `  chat:    ${cmd('chat')}`,
     `  status:  ${cmd('status')}`,
     'Press Ctrl-C to stop.',
