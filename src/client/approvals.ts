@@ -49,12 +49,15 @@ export async function* answering<F extends { type: string }>(
   }
 }
 
-/** Asks the handler about `request` and delivers its answer; failures go to `onApprovalError`. */
+/**
+ * Asks the handler about `request` and delivers its answer. A handler that throws
+ * answers nothing (the approval waits for someone else, or its timeout); that and a
+ * failed delivery go to `onApprovalError`.
+ */
 export async function answerOne(request: ApprovalRequired, options: ApprovalOptions, send: SendAnswer): Promise<void> {
-  const answer = await options.onApproval?.(request);
-  if (!answer) return;
   try {
-    await send(request.id, answer);
+    const answer = await options.onApproval?.(request);
+    if (answer) await send(request.id, answer);
   } catch (err) {
     const error = err instanceof ZinoError ? err : new ZinoError('INTERNAL', castToError(err).message);
     options.onApprovalError?.(error, request);
