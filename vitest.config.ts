@@ -6,8 +6,10 @@ import { configDefaults, defineConfig } from 'vitest/config';
  */
 const UNIT = [
   'test/agr/format.test.ts',
+  'test/agr/mcp.test.ts',
   'test/agr/parser.test.ts',
   'test/cli/display.test.ts',
+  'test/frontends/http-units.test.ts',
   'test/runtime/catalog.test.ts',
   'test/runtime/config-reference.test.ts',
   'test/runtime/config.test.ts',
@@ -19,7 +21,9 @@ const UNIT = [
   'test/services/ctx-budget.test.ts',
   'test/services/demo.test.ts',
   'test/services/exc-approval.test.ts',
+  'test/services/exc-mcp-units.test.ts',
   'test/services/exc-sandbox.test.ts',
+  'test/services/exc-seccomp.test.ts',
   'test/services/mem-index-bound.test.ts',
   'test/services/mem-lines.test.ts',
   'test/services/mem-naming.test.ts',

@@ -6,7 +6,9 @@
  * - TTFT: first chunk of a short streamed reply through the daemon vs a direct
  *   call to the same mock with the openai SDK, p50/p90 over 60 runs (target:
  *   overhead ≤ 2 ms p50). The mock runs as its own process (`zino mock-llm`), as a
- *   real endpoint would, so both paths cross to it the same way;
+ *   real endpoint would, so both paths cross to it the same way. Next to them, the
+ *   same through the OpenAI-compatible endpoint (`zino serve http`, the openai SDK
+ *   as its client), which adds one HTTP hop in front of the daemon;
  * - stream throughput: chunks per second of a 20,000-chunk reply end to end vs
  *   direct (target ≥ 50% of direct);
  * - concurrency: 200 concurrent streaming clients vs a lone request, with a reply
@@ -18,6 +20,7 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import { SERVICE_NAMES, ping, stream } from '../src/runtime/index.js';
 import type { MockScript } from '../src/testing/mock-llm/script.js';
+import { startHttpFrontEnd } from '../src/testing/http.js';
 import { writeTestConfig } from '../src/testing/suite.js';
 import { CLI_PATH } from '../src/testing/paths.js';
 import { startProcess, type RunningProcess } from '../src/testing/process.js';
@@ -30,6 +33,7 @@ const STREAM_CHUNKS = 20_000;
 const CONCURRENT = 200;
 
 interface Env {
+  file: string;
   mock: RemoteMock;
   up: RunningProcess;
   dir: string;
@@ -100,25 +104,50 @@ async function suiteTtft(daemon: string, channel?: string): Promise<number> {
   return first;
 }
 
+/** Time to the first content chunk through the HTTP endpoint (then the daemon and the whole suite), on `user`'s channel. */
+async function httpTtft(client: OpenAI): Promise<number> {
+  const started = performance.now();
+  const s = await client.chat.completions.create({ model: 'zino', stream: true, user: 'bench-ttft-http', messages: [{ role: 'user', content: 'ttft probe' }] });
+  let first = 0;
+  for await (const chunk of s) {
+    if (first === 0 && chunk.choices[0]?.delta?.content) first = performance.now() - started;
+  }
+  return first;
+}
+
 async function ttft(env: Env): Promise<void> {
   await setScript(env.mock, { rules: [{ reply: 'The short answer is yes, it works.', chunkSize: 4 }] });
-  for (let i = 0; i < 5; i++) {
-    await directTtft(env.client);
-    await suiteTtft(env.daemon);
+  // The HTTP endpoint, started after the cold start so that it does not weigh on that figure.
+  const http = await startHttpFrontEnd(env.file, { env: { ZINO_LOG_LEVEL: 'info' } });
+  try {
+    const viaHttp = new OpenAI({ baseURL: http.baseUrl, apiKey: http.token, maxRetries: 0 });
+    for (let i = 0; i < 5; i++) {
+      await directTtft(env.client);
+      await suiteTtft(env.daemon);
+      await httpTtft(viaHttp);
+    }
+    const direct: number[] = [];
+    const suite: number[] = [];
+    const overHttp: number[] = [];
+    for (let i = 0; i < TTFT_RUNS; i++) {
+      direct.push(await directTtft(env.client));
+      suite.push(await suiteTtft(env.daemon, 'bench-ttft'));
+      overHttp.push(await httpTtft(viaHttp));
+    }
+    const d50 = percentile(direct, 50);
+    const s50 = percentile(suite, 50);
+    const h50 = percentile(overHttp, 50);
+    record({ name: 'ttft.direct.p50', value: d50, unit: 'ms' });
+    record({ name: 'ttft.direct.p90', value: percentile(direct, 90), unit: 'ms' });
+    record({ name: 'ttft.suite.p50', value: s50, unit: 'ms' });
+    record({ name: 'ttft.suite.p90', value: percentile(suite, 90), unit: 'ms' });
+    record({ name: 'ttft.overhead.p50', value: s50 - d50, unit: 'ms', target: '<= 2 ms', ok: s50 - d50 <= 2, details: { runs: TTFT_RUNS } });
+    record({ name: 'ttft.http.p50', value: h50, unit: 'ms' });
+    record({ name: 'ttft.http.p90', value: percentile(overHttp, 90), unit: 'ms' });
+    record({ name: 'ttft.http_over_socket.p50', value: h50 - s50, unit: 'ms', details: { runs: TTFT_RUNS } });
+  } finally {
+    await http.stop();
   }
-  const direct: number[] = [];
-  const suite: number[] = [];
-  for (let i = 0; i < TTFT_RUNS; i++) {
-    direct.push(await directTtft(env.client));
-    suite.push(await suiteTtft(env.daemon, 'bench-ttft'));
-  }
-  const d50 = percentile(direct, 50);
-  const s50 = percentile(suite, 50);
-  record({ name: 'ttft.direct.p50', value: d50, unit: 'ms' });
-  record({ name: 'ttft.direct.p90', value: percentile(direct, 90), unit: 'ms' });
-  record({ name: 'ttft.suite.p50', value: s50, unit: 'ms' });
-  record({ name: 'ttft.suite.p90', value: percentile(suite, 90), unit: 'ms' });
-  record({ name: 'ttft.overhead.p50', value: s50 - d50, unit: 'ms', target: '<= 2 ms', ok: s50 - d50 <= 2, details: { runs: TTFT_RUNS } });
 }
 
 async function throughput(env: Env): Promise<void> {
@@ -198,11 +227,23 @@ function servicePids(file: string): number[] {
 export async function run(): Promise<void> {
   const mock = await startRemoteMock();
   const dir = mkdtempSync(path.join(tmpdir(), 'zbench-'));
-  const { file } = writeTestConfig(dir, { api: { base_url: mock.baseUrl, key: 'k' }, service: { model: 'm' }, exc: { sandbox: 'none' } });
+  const { file } = writeTestConfig(dir, {
+    api: { base_url: mock.baseUrl, key: 'k' },
+    service: { model: 'm' },
+    exc: { sandbox: 'none' },
+    http: { listen: '127.0.0.1:0' },
+  });
   try {
     const { up, ms } = await coldStart(file, dir);
     record({ name: 'cold_start', value: ms, unit: 'ms', target: '<= 1000 ms', ok: ms <= 1000 });
-    const env: Env = { mock, up, dir, daemon: path.join(dir, 'run', 'daemon.sock'), client: new OpenAI({ baseURL: mock.baseUrl, apiKey: 'k', maxRetries: 0 }) };
+    const env: Env = {
+      file,
+      mock,
+      up,
+      dir,
+      daemon: path.join(dir, 'run', 'daemon.sock'),
+      client: new OpenAI({ baseURL: mock.baseUrl, apiKey: 'k', maxRetries: 0 }),
+    };
     try {
       await ttft(env);
       await throughput(env);

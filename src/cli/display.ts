@@ -100,9 +100,10 @@ function firstLine(text: string, max = 100): string {
 }
 
 function describeCall(frame: ToolCallEvent): string {
-  const where = frame.kind !== 'invalid' && frame.host === true ? ' (on the host)' : '';
+  const where = (frame.kind === 'tool' || frame.kind === 'task') && frame.host === true ? ' (on the host)' : '';
   if (frame.kind === 'tool') return `[tool] ${str(frame.name)}${where}: ${firstLine(str(frame.code))}`;
   if (frame.kind === 'task') return `[task] ${str(frame.skill)}${where}: ${firstLine(str(frame.request))}`;
+  if (frame.kind === 'mcp') return `[tool] ${str(frame.name)}: ${firstLine(JSON.stringify(frame.arguments ?? {}))}`;
   return `[tool] ${firstLine(str(frame.error) || 'invalid block')}`;
 }
 

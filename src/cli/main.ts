@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `zino` command: ask, chat, up, status, mem, serve, mock-llm, approvals,
+ * The `zino` command: ask, chat, up, status, mem, mcp, serve, mock-llm, approvals,
  * approve, deny, audit, install-systemd, uninstall-systemd.
  */
 import { Command, Option } from 'commander';
@@ -10,12 +10,13 @@ import { askCommand, type AskOptions } from './commands/ask.js';
 import { registerApprovalCommands } from './commands/approvals.js';
 import { registerAuditCommand } from './commands/audit.js';
 import { chatCommand, type ChatOptions } from './commands/chat.js';
+import { mcpCommand } from './commands/mcp.js';
 import { memClear, memHistory, memRemember, memSearch, memSoft } from './commands/mem.js';
 import { mockLlmCommand } from './commands/mock-llm.js';
 import { serveCommand } from './commands/serve.js';
 import { statusCommand } from './commands/status.js';
 import { registerSystemdCommands } from './commands/systemd.js';
-import { upCommand } from './commands/up.js';
+import { upCommand, type UpOptions } from './commands/up.js';
 import type { ConfigOptions } from './config.js';
 
 /**
@@ -59,9 +60,12 @@ withConfig(
     .option('--raw', 'print tool calls and results inline'),
 ).action((options: ChatOptions) => chatCommand(options));
 
-withConfig(program.command('up').description('run all seven services in the foreground (Ctrl-C stops them)')).action((options: ConfigOptions) =>
-  upCommand(options),
-);
+withConfig(
+  program
+    .command('up')
+    .description('run all seven services in the foreground (Ctrl-C stops them)')
+    .option('--http', 'also run the OpenAI-compatible HTTP endpoint (as [http] enabled = true does)'),
+).action((options: UpOptions) => upCommand(options));
 
 withConfig(program.command('status').description('show whether each service answers').option('--json', 'print the status as JSON')).action(
   (options: ConfigOptions & { json?: boolean }) => statusCommand(options),
@@ -94,9 +98,16 @@ withConfig(
 
 withConfig(
   program
+    .command('mcp')
+    .description('serve ZINO to an MCP host on stdin/stdout (tools: ask, search_memory, remember, history)')
+    .option('--http <host:port>', 'serve Streamable HTTP at http://HOST:PORT/mcp instead (loopback addresses only)'),
+).action((options: ConfigOptions & { http?: string }) => mcpCommand(options));
+
+withConfig(
+  program
     .command('serve')
     .description('run one service in the foreground (what systemd runs)')
-    .argument('<service>', `one of: ${SERVICE_NAMES.join(', ')}`),
+    .argument('<service>', `one of: ${SERVICE_NAMES.join(', ')}, or http (the OpenAI-compatible endpoint)`),
 ).action((service: string, options: ConfigOptions) => serveCommand(service, options));
 
 program

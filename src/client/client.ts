@@ -16,6 +16,7 @@ import {
   clientOptions,
   loadConfig,
   ping,
+  type ChatMessage,
   type ClientOptions,
   type Protocol,
   type ResolvedConfig,
@@ -30,7 +31,7 @@ import { EXC } from '../protocol/exc.js';
 import { MEM } from '../protocol/mem.js';
 import { RTR } from '../protocol/rtr.js';
 import { SYS } from '../protocol/sys.js';
-import { AgrClient, CtxClient, ExcClient, MemClient, RtrClient, SysClient, throwingErrors, type CallOptions } from './services.js';
+import { AgrClient, CtxClient, ExcClient, MemClient, RtrClient, SysClient, throwingErrors, type CallOptions, type SamplingOptions } from './services.js';
 
 /** Default bound on one-shot calls, in ms. */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -48,9 +49,14 @@ export interface ZinoClientOptions {
 }
 
 /** Options of {@link ZinoClient.ask} and {@link ZinoClient.askStream}. */
-export interface AskOptions extends CallOptions, ApprovalOptions {
+export interface AskOptions extends CallOptions, SamplingOptions, ApprovalOptions {
   /** The channel whose history is used and to which the exchange is stored. */
   channelId?: string | undefined;
+  /**
+   * The conversation before the message, oldest first: used as the history instead of
+   * the channel's stored one (with `channelId`, the exchange is still stored there).
+   */
+  history?: ChatMessage[] | undefined;
 }
 
 /** Options of {@link ZinoClient.askStream}. */
@@ -196,6 +202,9 @@ function askBody(message: string, stream: boolean, options: AskOptions) {
     stream,
     ...(options.onApproval ? { approvals: true } : {}),
     ...(options.channelId === undefined ? {} : { channel_id: options.channelId }),
+    ...(options.history === undefined ? {} : { history: options.history }),
+    ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+    ...(options.topP === undefined ? {} : { top_p: options.topP }),
     ...(options.requestId === undefined ? {} : { request_id: options.requestId }),
   };
 }

@@ -8,7 +8,7 @@
 import { RemoteError, type ChatMessage, type Endpoint, type ErrorFrame } from '../runtime/index.js';
 import type { AGR, AgrEvent, ApprovalRequired, RunDone, RunResult } from '../protocol/agr.js';
 import type { CTX, ContextReply } from '../protocol/ctx.js';
-import type { EXC, ExcCapabilities, ExecuteResult, ValidationReply } from '../protocol/exc.js';
+import type { CallToolResult, EXC, ExcCapabilities, ExecuteResult, ToolsReply, ValidationReply } from '../protocol/exc.js';
 import type { HardMemoryResult, MEM } from '../protocol/mem.js';
 import type { ChunkFrame, DoneFrame, RTR, ResponseFrame, RtrCapabilities, Usage } from '../protocol/rtr.js';
 import type { SYS } from '../protocol/sys.js';
@@ -135,9 +135,14 @@ export class SysClient {
 export class CtxClient {
   constructor(private readonly endpoint: Endpoint<typeof CTX>) {}
 
-  /** Skill examples, hard memories for `userMessage`, then the channel's history. */
-  async build(userMessage: string, options: CallOptions & { channelId?: string } = {}): Promise<ContextReply['messages']> {
-    const body = { user_message: userMessage, ...(options.channelId === undefined ? {} : { channel_id: options.channelId }), ...common(options) };
+  /** Skill examples, hard memories for `userMessage`, then the channel's history (or `history` instead of it). */
+  async build(userMessage: string, options: CallOptions & { channelId?: string; history?: ChatMessage[] } = {}): Promise<ContextReply['messages']> {
+    const body = {
+      user_message: userMessage,
+      ...(options.channelId === undefined ? {} : { channel_id: options.channelId }),
+      ...(options.history === undefined ? {} : { history: options.history }),
+      ...common(options),
+    };
     return (await this.endpoint.request('build', body, call(options))).messages;
   }
 }
@@ -165,6 +170,20 @@ export class ExcClient {
   /** The executors, the timeout and the sandbox in use. */
   capabilities(options: CallOptions = {}): Promise<ExcCapabilities> {
     return this.endpoint.request('capabilities', common(options), call(options));
+  }
+
+  /** The tools of the MCP servers that are up, and every configured server's state. */
+  listTools(options: CallOptions = {}): Promise<ToolsReply> {
+    return this.endpoint.request('list_tools', common(options), call(options));
+  }
+
+  /**
+   * Calls MCP tool `tool` of `server` (checked against its schema, then its approval
+   * decided; see docs/mcp.md). A tool's own failure, or a refusal, is a result with
+   * `is_error`, not a thrown error.
+   */
+  callTool(server: string, tool: string, args: Record<string, unknown> = {}, options: CallOptions = {}): Promise<CallToolResult> {
+    return this.endpoint.request('call_tool', { server, tool, arguments: args, ...common(options) }, call(options));
   }
 }
 

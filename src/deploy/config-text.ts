@@ -1,8 +1,9 @@
 /**
  * The `/etc/zino/ZINO.toml` an installation starts with: the package's ZINO.toml
  * (every key, documented, at its default) with absolute paths under the prefix,
- * the sockets at their `/run/zino` defaults, mem's data in `/var/lib/zino`, and
- * the demo model until the operator sets an endpoint.
+ * the sockets at their `/run/zino` defaults, mem's data in `/var/lib/zino`, the
+ * HTTP front end's token in `/var/lib/zino-http`, and the demo model until the
+ * operator sets an endpoint.
  */
 import { PATHS } from './layout.js';
 
@@ -45,6 +46,7 @@ export function installSettings(prefix: string): Setting[] {
     { section: 'mem', key: 'data_dir', value: tomlString(PATHS.stateDir) },
     // Beside the data would be /var/lib, which exc may not write; /var/log/zino is exc's LogsDirectory.
     { section: 'exc', key: 'audit_log', value: tomlString(PATHS.auditLog) },
+    { section: 'http', key: 'token_file', value: tomlString(PATHS.httpTokenFile) },
   ];
   for (const service of ['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx']) {
     settings.push({ section: service, key: 'socket', value: tomlString(`${PATHS.runtimeDir}/${service}.sock`) });

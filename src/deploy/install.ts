@@ -12,9 +12,9 @@ import { envFileText, installConfigText } from './config-text.js';
 import { DEFAULT_PREFIX, PATHS, makeLayout, unitPath, type Layout } from './layout.js';
 import { observe } from './observe.js';
 import { readPackageVersion, selectPackageFiles } from './package-files.js';
-import { nextSteps, planInstall, type InstallFiles, type Plan } from './plan-install.js';
+import { httpEnabledBy, nextSteps, planInstall, type InstallFiles, type Plan } from './plan-install.js';
 import { planUninstall } from './plan-uninstall.js';
-import { RenderError, renderFile, renderUnits, renderWrapper, type RenderVars } from './render.js';
+import { RenderError, renderFile, renderHttpUnit, renderUnits, renderWrapper, type RenderVars } from './render.js';
 
 /** Options shared by both commands. */
 export interface DeployOptions {
@@ -78,7 +78,7 @@ export function installSystemd(options: InstallOptions): number {
   const status = summarise(result, options.dryRun === true, layout, print);
   if (status === EXIT.OK && options.dryRun !== true) {
     print('Next steps:');
-    for (const line of nextSteps(layout, options.now === true)) print(`  ${line}`);
+    for (const line of nextSteps(layout, options.now === true, httpEnabledBy(files, seen))) print(`  ${line}`);
   }
   if (status !== EXIT.OK && layout.live && !seen.systemdRunning) {
     print('Advice: boot this machine with systemd (or install in a system that runs it), then: systemctl daemon-reload && systemctl start zino.target');
@@ -116,6 +116,7 @@ export function renderInstallFiles(source: string, vars: RenderVars): InstallFil
   resolveConfig(parse(config), { file: PATHS.configFile, baseDir: PATHS.configDir, env: {} });
   return {
     units: renderUnits(source, vars),
+    httpUnit: renderHttpUnit(source, vars),
     tmpfiles: renderFile(source, 'zino.tmpfiles', vars).text,
     sysusers: renderFile(source, 'zino.sysusers', vars).text,
     wrapper: renderWrapper(source, vars),

@@ -36,6 +36,10 @@ export const PATHS = {
   stateDir: '/var/lib/zino',
   /** exc's audit log (LogsDirectory=zino of zino-exc: 0750 zino:zino). */
   auditLog: '/var/log/zino/audit.jsonl',
+  /** The HTTP front end's token (StateDirectory=zino-http). Never touched by install; removed only by `--purge`. */
+  httpStateDir: '/var/lib/zino-http',
+  /** `[http] token_file` of the installation. */
+  httpTokenFile: '/var/lib/zino-http/http.token',
 } as const;
 
 /** The target unit that groups the services. */
@@ -46,6 +50,12 @@ export const SERVICE_UNITS: readonly string[] = SERVICE_NAMES.map((name: Service
 
 /** Every unit file installed: the services, then the target. */
 export const ALL_UNITS: readonly string[] = [...SERVICE_UNITS, TARGET_UNIT];
+
+/** The OpenAI-compatible HTTP front end: installed only when `[http] enabled = true`. */
+export const HTTP_UNIT = 'zino-http.service';
+
+/** Every unit an installation may have: {@link ALL_UNITS} and {@link HTTP_UNIT}. */
+export const KNOWN_UNITS: readonly string[] = [...ALL_UNITS, HTTP_UNIT];
 
 /** Name of the file, inside the prefix, that marks a directory as a ZINO installation. */
 export const MANIFEST = '.zino-install.json';

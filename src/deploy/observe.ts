@@ -5,8 +5,9 @@
  */
 import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
+import { parse } from 'smol-toml';
 import { findGroup, findUser } from './accounts.js';
-import { ALL_UNITS, MANIFEST, PATHS, ZINO_GROUP, ZINO_USER, unitPath, type Layout } from './layout.js';
+import { KNOWN_UNITS, MANIFEST, PATHS, ZINO_GROUP, ZINO_USER, unitPath, type Layout } from './layout.js';
 import { readPackageName } from './package-files.js';
 import { isOurWrapper } from './render.js';
 
@@ -26,6 +27,10 @@ export interface Observed {
   /** Mode of the env file when it exists (to warn when others can read it). */
   envMode?: number | undefined;
   stateDirExists: boolean;
+  /** The HTTP front end's state directory (its token). */
+  httpStateDirExists: boolean;
+  /** The existing configuration sets `[http] enabled = true` (false when there is none, or it cannot be read). */
+  httpEnabled: boolean;
   runtimeDirExists: boolean;
   prefix: PrefixState;
   /** The package being installed is the prefix itself (`zino` run from the installation). */
@@ -53,16 +58,41 @@ export function observe(layout: Layout, source?: string): Observed {
     envExists: envStat !== undefined,
     envMode: envStat ? envStat.mode & 0o777 : undefined,
     stateDirExists: existsSync(at(PATHS.stateDir)),
+    httpStateDirExists: existsSync(at(PATHS.httpStateDir)),
+    httpEnabled: httpEnabledIn(at(PATHS.configFile)),
     runtimeDirExists: existsSync(at(PATHS.runtimeDir)),
     prefix: prefixState(at(layout.prefix)),
     sourceIsPrefix: source !== undefined && sameDirectory(source, at(layout.prefix)),
     wrapper: wrapperState(at(PATHS.wrapper)),
-    unitsPresent: ALL_UNITS.filter((unit) => existsSync(at(unitPath(unit)))),
+    unitsPresent: KNOWN_UNITS.filter((unit) => existsSync(at(unitPath(unit)))),
     tmpfilesExists: existsSync(at(PATHS.tmpfilesFile)),
     sysusersExists: existsSync(at(PATHS.sysusersFile)),
     systemdRunning: layout.live && existsSync('/run/systemd/system'),
     isRoot: process.geteuid?.() === 0,
   };
+}
+
+/**
+ * Whether the configuration at `file` enables the HTTP front end. A file that cannot
+ * be read or parsed counts as not enabling it (the services will say what is wrong
+ * with it when they start).
+ */
+export function httpEnabledIn(file: string): boolean {
+  try {
+    return configEnablesHttp(readFileSync(file, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a ZINO.toml text sets `[http] enabled = true`; false when it does not parse. */
+export function configEnablesHttp(text: string): boolean {
+  try {
+    const http = (parse(text) as Record<string, unknown>).http;
+    return typeof http === 'object' && http !== null && (http as Record<string, unknown>).enabled === true;
+  } catch {
+    return false;
+  }
 }
 
 /** Whether `dir` holds a ZINO installation, nothing, or something else. */

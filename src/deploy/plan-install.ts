@@ -9,13 +9,15 @@
  * refused.
  */
 import type { Action, Owner } from './actions.js';
-import { PATHS, SERVICE_UNITS, TARGET_UNIT, ZINO_GROUP, ZINO_USER, unitPath, type Layout } from './layout.js';
-import type { Observed } from './observe.js';
+import { HTTP_UNIT, PATHS, SERVICE_UNITS, TARGET_UNIT, ZINO_GROUP, ZINO_USER, unitPath, type Layout } from './layout.js';
+import { configEnablesHttp, type Observed } from './observe.js';
 import type { RenderedFile } from './render.js';
 
 /** Everything the installation writes, rendered. */
 export interface InstallFiles {
   units: RenderedFile[];
+  /** `zino-http.service`, installed only when the configuration enables the HTTP front end. */
+  httpUnit: RenderedFile;
   tmpfiles: string;
   sysusers: string;
   wrapper: string;
@@ -127,6 +129,28 @@ export function planInstall(request: InstallRequest, seen: Observed): Plan {
       why: seen.unitsPresent.includes(unit.name) ? 'unit (updated)' : 'unit',
     });
   }
+  // The HTTP front end, as the configuration in force says: the existing one, else the one written now.
+  const httpEnabled = httpEnabledBy(files, seen);
+  const httpPresent = seen.unitsPresent.includes(HTTP_UNIT);
+  if (httpEnabled) {
+    actions.push({
+      kind: 'write',
+      path: unitPath(HTTP_UNIT),
+      content: files.httpUnit.text,
+      mode: 0o644,
+      owner: ROOT_ROOT,
+      why: `unit${httpPresent ? ' (updated)' : ''}: [http] enabled = true`,
+    });
+  } else if (httpPresent) {
+    actions.push(systemctl('the HTTP endpoint is no longer enabled', 'optional', 'stop', HTTP_UNIT));
+    actions.push(systemctl('no start at boot', 'none', 'disable', HTTP_UNIT));
+    actions.push({ kind: 'remove', path: unitPath(HTTP_UNIT), why: `[http] enabled is not true in ${PATHS.configFile}` });
+  } else {
+    actions.push({
+      kind: 'note',
+      text: `${HTTP_UNIT} (the OpenAI-compatible endpoint) not installed: [http] enabled is not true in ${PATHS.configFile}; set it and run zino install-systemd again to add it`,
+    });
+  }
   actions.push({
     kind: 'write',
     path: PATHS.tmpfilesFile,
@@ -153,19 +177,36 @@ export function planInstall(request: InstallRequest, seen: Observed): Plan {
   actions.push({ kind: 'run', argv: ['systemd-tmpfiles', '--create', PATHS.tmpfilesFile], why: `create ${PATHS.runtimeDir}`, manager: 'none' });
   actions.push(systemctl('load the new units', 'required', 'daemon-reload'));
   actions.push(systemctl('start the services at boot', 'none', 'enable', TARGET_UNIT));
+  if (httpEnabled) {
+    actions.push(systemctl('start the HTTP endpoint with zino.target', 'none', 'enable', HTTP_UNIT));
+    actions.push({
+      kind: 'keep',
+      path: PATHS.httpStateDir,
+      why: seen.httpStateDirExists ? 'the HTTP token is never touched by install' : `created by systemd when ${HTTP_UNIT} first starts, with the token`,
+    });
+  }
   if (seen.prefix === 'zino' || seen.unitsPresent.length > 0) {
-    actions.push(systemctl('running services pick up the new code and units', 'optional', 'try-restart', ...SERVICE_UNITS));
+    const running = httpEnabled && httpPresent ? [...SERVICE_UNITS, HTTP_UNIT] : SERVICE_UNITS;
+    actions.push(systemctl('running services pick up the new code and units', 'optional', 'try-restart', ...running));
   }
   if (request.now) actions.push(systemctl('start the services now', 'required', 'start', TARGET_UNIT));
   return { actions, errors };
 }
 
+/** Whether the installation runs the HTTP front end: the existing configuration says, else the one being written. */
+export function httpEnabledBy(files: InstallFiles, seen: Observed): boolean {
+  return seen.configExists ? seen.httpEnabled : configEnablesHttp(files.config);
+}
+
 /** What to tell the operator after a successful installation. */
-export function nextSteps(layout: Layout, now: boolean): string[] {
+export function nextSteps(layout: Layout, now: boolean, httpEnabled = false): string[] {
   return [
     `Configure the LLM: [api] base_url and [service] model in ${PATHS.configFile}; the key as LLM_API_KEY=... in ${PATHS.envFile}.`,
     `${now ? 'Apply a change with' : 'Then start with'}: systemctl ${now ? 'restart' : 'start'} ${TARGET_UNIT}   (status: systemctl status 'zino-*'; logs: journalctl -u 'zino-*')`,
     `Let a user talk to ZINO: usermod -aG ${ZINO_GROUP} NAME (then log in again), and: zino ask "hello"`,
+    httpEnabled
+      ? `The OpenAI-compatible endpoint ([http] listen, by default http://127.0.0.1:8088/v1) takes the token in ${PATHS.httpTokenFile} (readable by group ${ZINO_GROUP}); see ${layout.prefix}/docs/http.md`
+      : `An OpenAI-compatible endpoint for chat front ends and editors: set [http] enabled = true in ${PATHS.configFile}, run zino install-systemd again; see ${layout.prefix}/docs/http.md`,
     `Documentation: ${layout.prefix}/docs/operations.md`,
   ];
 }

@@ -3,11 +3,11 @@
  *
  * Stops and disables the services, removes the units, the tmpfiles.d and
  * sysusers.d entries, the `zino` command (when it is ours) and the prefix (when
- * it holds ZINO). The configuration (/etc/zino), the data (/var/lib/zino) and the
- * zino user are kept unless `purge`.
+ * it holds ZINO). The configuration (/etc/zino), the data (/var/lib/zino, and the
+ * HTTP token in /var/lib/zino-http) and the zino user are kept unless `purge`.
  */
 import type { Action } from './actions.js';
-import { ALL_UNITS, PATHS, SERVICE_UNITS, TARGET_UNIT, ZINO_GROUP, ZINO_USER, unitPath, type Layout } from './layout.js';
+import { HTTP_UNIT, KNOWN_UNITS, PATHS, SERVICE_UNITS, TARGET_UNIT, ZINO_GROUP, ZINO_USER, unitPath, type Layout } from './layout.js';
 import type { Observed } from './observe.js';
 import type { Plan } from './plan-install.js';
 
@@ -23,11 +23,11 @@ export function planUninstall(request: UninstallRequest, seen: Observed): Plan {
   const { layout, purge } = request;
   const actions: Action[] = [];
   if (seen.unitsPresent.length > 0) {
-    const units = [TARGET_UNIT, ...SERVICE_UNITS];
+    const units = [TARGET_UNIT, ...SERVICE_UNITS, ...(seen.unitsPresent.includes(HTTP_UNIT) ? [HTTP_UNIT] : [])];
     actions.push({ kind: 'run', argv: ['systemctl', 'stop', ...units], why: 'stop the services', manager: 'optional' });
     actions.push({ kind: 'run', argv: ['systemctl', 'disable', ...units], why: 'no start at boot', manager: 'none' });
   }
-  for (const unit of ALL_UNITS) {
+  for (const unit of KNOWN_UNITS) {
     if (seen.unitsPresent.includes(unit)) actions.push({ kind: 'remove', path: unitPath(unit), why: 'unit' });
   }
   if (seen.tmpfilesExists) actions.push({ kind: 'remove', path: PATHS.tmpfilesFile, why: 'tmpfiles.d entry' });
@@ -43,6 +43,7 @@ export function planUninstall(request: UninstallRequest, seen: Observed): Plan {
   if (purge) {
     if (seen.configDirExists) actions.push({ kind: 'remove', path: PATHS.configDir, why: 'configuration and API key (--purge)' });
     if (seen.stateDirExists) actions.push({ kind: 'remove', path: PATHS.stateDir, why: "mem's data (--purge)" });
+    if (seen.httpStateDirExists) actions.push({ kind: 'remove', path: PATHS.httpStateDir, why: 'the HTTP token (--purge)' });
     if (seen.userExists) actions.push({ kind: 'run', argv: ['userdel', ZINO_USER], why: 'the service user (--purge)', manager: 'none' });
     // userdel removes a group of the same name that has no other member; otherwise remove it here.
     if (seen.groupExists)
@@ -55,6 +56,7 @@ export function planUninstall(request: UninstallRequest, seen: Observed): Plan {
   } else {
     if (seen.configDirExists) actions.push({ kind: 'keep', path: PATHS.configDir, why: 'configuration kept (--purge removes it)' });
     if (seen.stateDirExists) actions.push({ kind: 'keep', path: PATHS.stateDir, why: "mem's data kept (--purge removes it)" });
+    if (seen.httpStateDirExists) actions.push({ kind: 'keep', path: PATHS.httpStateDir, why: 'the HTTP token kept (--purge removes it)' });
     if (seen.userExists) actions.push({ kind: 'keep', path: `user and group ${ZINO_USER}`, why: 'they own the kept files (--purge removes them)' });
   }
   // Last: when this command runs from the prefix, everything it needs is loaded by now.

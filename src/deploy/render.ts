@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ALL_UNITS } from './layout.js';
+import { ALL_UNITS, HTTP_UNIT } from './layout.js';
 
 /** Values substituted into the templates. */
 export interface RenderVars {
@@ -68,6 +68,11 @@ export function renderFile(sourceRoot: string, name: string, vars: RenderVars): 
 /** Renders every unit (`zino-*.service`, `zino.target`). */
 export function renderUnits(sourceRoot: string, vars: RenderVars): RenderedFile[] {
   return ALL_UNITS.map((unit) => renderFile(sourceRoot, unit, vars));
+}
+
+/** The HTTP front end's unit (`zino-http.service`), installed only when `[http] enabled`. */
+export function renderHttpUnit(sourceRoot: string, vars: RenderVars): RenderedFile {
+  return renderFile(sourceRoot, HTTP_UNIT, vars);
 }
 
 /** The `zino` command wrapper (`systemd/zino.wrapper`). */

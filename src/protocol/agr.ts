@@ -49,15 +49,17 @@ export interface IterationEvent {
   n: number;
 }
 
-/** Opt-in event: a block is about to run. `host` and `reason` are there when the model asked for the host. */
+/** Opt-in event: a block is about to run (`mcp`: a tool of an MCP server, by its function name). `host` and `reason` are there when the model asked for the host. */
 export type ToolCallEvent =
   | { type: 'tool_call'; kind: 'tool'; name: string; code: string; host?: true; reason?: string }
+  | { type: 'tool_call'; kind: 'mcp'; name: string; arguments: Record<string, unknown> }
   | { type: 'tool_call'; kind: 'task'; skill: string; request: string; host?: true; reason?: string }
   | { type: 'tool_call'; kind: 'invalid'; error: string };
 
 /** Opt-in event: a block has run. */
 export interface ToolResultEvent {
   type: 'tool_result';
+  /** The program's exit code; for an MCP tool 0 (done) or 1 (the tool failed); -1 when nothing ran. */
   exit_code: number;
   /** The text injected into the reply (inside the response block). */
   output: string;

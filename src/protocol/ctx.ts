@@ -11,6 +11,11 @@ export interface BuildRequest {
   channel_id?: string | null | undefined;
   /** Query of the hard memory search. Required. */
   user_message: string;
+  /**
+   * ZINO extra: the conversation so far, oldest first, used as the history instead of
+   * the channel's stored one (which is then not read). Trimmed like a stored history.
+   */
+  history?: ChatMessage[] | null | undefined;
   request_id?: string | undefined;
 }
 

@@ -1,5 +1,5 @@
 /** Wire types of zino-daemon, the front door. */
-import { message } from '../runtime/index.js';
+import { message, type ChatMessage } from '../runtime/index.js';
 import type { AgrEvent } from './agr.js';
 import type { ApprovalRequired, ApprovalsReply, ApprovalsRequest, ApproveReply, ApproveRequest } from './exc.js';
 import type { ChunkFrame, DoneFrame as RtrDone, ResponseFrame as RtrResponse, RtrCapabilities } from './rtr.js';
@@ -17,6 +17,16 @@ export interface AskRequest {
    * it, a host run that needs a person gets `[approval] unattended`.
    */
   approvals?: boolean | undefined;
+  /**
+   * ZINO extra: the conversation before `message`, oldest first. ctx uses it as the
+   * history instead of the channel's stored one; with a `channel_id` the exchange is
+   * still stored there (and requests on it still run in order).
+   */
+  history?: ChatMessage[] | undefined;
+  /** ZINO extra: sampling temperature (0–2) of this request instead of `[agent] temperature`. */
+  temperature?: number | undefined;
+  /** ZINO extra: nucleus sampling (0–1) of this request instead of `[agent] top_p`. */
+  top_p?: number | undefined;
   request_id?: string | undefined;
 }
 

@@ -172,6 +172,113 @@ export interface ExcCapabilitiesRequest {
   request_id?: string | undefined;
 }
 
+/** The hints an MCP server gives about a tool (MCP `ToolAnnotations`); none is a promise. */
+export interface McpToolAnnotations {
+  title?: string;
+  /** The tool does not change its environment. A call runs without host approval. */
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** One MCP tool in `list_tools`. */
+export interface McpTool {
+  /**
+   * The function name the model calls: `<server>__<tool>`, made of `[A-Za-z0-9_-]`, at
+   * most 64 characters (a longer or unusual tool name is shortened and made unique).
+   */
+  name: string;
+  /** The `[mcp.servers.<server>]` it comes from. */
+  server: string;
+  /** Its name on the MCP server (what `call_tool` takes). */
+  tool: string;
+  title?: string;
+  description: string;
+  /** The JSON Schema of its arguments (an object schema). */
+  input_schema: Record<string, unknown>;
+  annotations?: McpToolAnnotations;
+  /** Whether a call would run now: the server is `trusted`, or the tool is annotated `readOnlyHint`. */
+  runs_without_approval: boolean;
+}
+
+/** How one configured MCP server is doing. */
+export interface McpServerStatus {
+  name: string;
+  transport: 'stdio' | 'http';
+  /** `connecting` (first start or a restart), `up`, `down` (waiting to retry), `disabled` (`enabled = false`). */
+  state: 'connecting' | 'up' | 'down' | 'disabled';
+  /** Why it is down (or why the last attempt failed). */
+  error?: string;
+  /** Tools it offers the model (after `tools`, the allow list). */
+  tools: number;
+  trusted: boolean;
+  /** `[mcp.servers.<name>] timeout_s`: the bound on each call. */
+  timeout_s: number;
+  /** Connections after the first (restarts and reconnections). */
+  restarts: number;
+  /** When down: milliseconds until the next attempt. */
+  retry_in_ms?: number;
+  /** A stdio server's process id while it runs. */
+  pid?: number;
+}
+
+/** `{"type":"list_tools"}` (ZINO): the MCP tools exc can call, and the state of every server. */
+export interface ListToolsRequest {
+  type: 'list_tools';
+  request_id?: string | undefined;
+}
+
+/** The reply to `list_tools`. */
+export interface ToolsReply {
+  type: 'tools';
+  /** The tools of every server that is up, in configuration order. */
+  tools: McpTool[];
+  servers: McpServerStatus[];
+}
+
+/**
+ * One block of an MCP tool result, as MCP defines it: `text`, `image`, `audio`
+ * (base64 `data`), `resource_link`, or `resource` (embedded, with `text` or base64 `blob`).
+ * Binary data over `[exc] max_output_bytes` is left out (`omitted_bytes` says how much).
+ */
+export interface McpContent {
+  type: string;
+  text?: string;
+  data?: string;
+  mimeType?: string;
+  uri?: string;
+  name?: string;
+  description?: string;
+  resource?: { uri?: string; mimeType?: string; text?: string; blob?: string };
+  /** ZINO: the size of binary data left out of this block, in bytes (base64 characters). */
+  omitted_bytes?: number;
+}
+
+/** `{"type":"call_tool","server","tool","arguments"}` (ZINO): call an MCP tool. */
+export interface CallToolRequest {
+  type: 'call_tool';
+  server: string;
+  /** The tool's name on the server (`McpTool.tool`). */
+  tool: string;
+  /** Checked against the tool's input schema before the call. @default {} */
+  arguments?: Record<string, unknown> | undefined;
+  request_id?: string | undefined;
+}
+
+/** The outcome of `call_tool`. A tool that failed is a result with `is_error`, not an error frame. */
+export interface CallToolResult {
+  type: 'tool_result';
+  content: McpContent[];
+  /** The tool reported a failure, or the call was refused (`approval` says so). */
+  is_error: boolean;
+  /** Why it ran or was refused: `trusted` server, `read_only` tool, or `refused` (needs host approval). */
+  approval: 'trusted' | 'read_only' | 'refused';
+  /** The text was cut at `[exc] max_output_bytes`. */
+  truncated?: boolean;
+  duration_ms?: number;
+}
+
 /** zino-exc's messages. */
 export const EXC = {
   execute: message<ExecuteRequest, ExecuteResult, ApprovalRequired>('execute', { result: true }),
@@ -179,4 +286,6 @@ export const EXC = {
   approvals: message<ApprovalsRequest, ApprovalsReply>('approvals', { approvals: true }),
   validate: message<ValidateRequest, ValidationReply>('validate', { validation: true }),
   capabilities: message<ExcCapabilitiesRequest, ExcCapabilities>('capabilities', { capabilities: true }),
+  list_tools: message<ListToolsRequest, ToolsReply>('list_tools', { tools: true }),
+  call_tool: message<CallToolRequest, CallToolResult>('call_tool', { tool_result: true }),
 } as const;

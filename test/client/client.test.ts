@@ -55,6 +55,18 @@ describe('ZinoClient: the daemon', () => {
     ]);
   });
 
+  it("sends a conversation of the caller's own as history, and this request's sampling", async () => {
+    mock.reset({ rules: [{ reply: 'with history' }] });
+    const history = [
+      { role: 'user', content: 'my earlier question' },
+      { role: 'assistant', content: 'my earlier answer' },
+    ];
+    await zino.ask('and now?', { history, temperature: 0.1, topP: 0.4 });
+    const body = mock.stats.bodies[0] as { messages: unknown[]; temperature: number; top_p: number };
+    expect(body.messages.slice(-3)).toEqual([...history, { role: 'user', content: 'and now?' }]);
+    expect(body).toMatchObject({ temperature: 0.1, top_p: 0.4 });
+  });
+
   it('streams chunks, tool events and done, in order', async () => {
     mock.reset({
       rules: [
@@ -144,6 +156,8 @@ describe('ZinoClient: each service', () => {
     await zino.mem.appendHistory('cl-ctx', [{ role: 'user', content: 'earlier question' }]);
     const messages = await zino.ctx.build('next question', { channelId: 'cl-ctx' });
     expect(messages.at(-1)).toEqual({ role: 'user', content: 'earlier question' });
+    const instead = await zino.ctx.build('next question', { channelId: 'cl-ctx', history: [{ role: 'user', content: 'given turn' }] });
+    expect(instead.at(-1)).toEqual({ role: 'user', content: 'given turn' });
   });
 
   it('exc: execute, validate, capabilities', async () => {
@@ -151,6 +165,14 @@ describe('ZinoClient: each service', () => {
     expect(await zino.exc.validate('python3', 'def broken(:')).toMatchObject({ type: 'validation', ok: false });
     const caps = await zino.exc.capabilities();
     expect(Object.keys(caps.executors)).toEqual(expect.arrayContaining(['bash', 'python3']));
+  });
+
+  it('exc: listTools and callTool (no MCP server configured here; test/services/exc-mcp.test.ts has them)', async () => {
+    expect(await zino.exc.listTools()).toEqual({ type: 'tools', tools: [], servers: [] });
+    await expect(zino.exc.callTool('files', 'read_text_file', { path: '/x' })).rejects.toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: 'no MCP server "files" is configured (configured: none)',
+    });
   });
 
   it('rtr: capabilities, collected and streamed inference', async () => {

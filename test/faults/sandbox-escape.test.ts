@@ -4,8 +4,10 @@
  * host, unmounts the `/dev/null` over the config, the tmpfs over the socket
  * directory and the private /tmp, retries all of that from a nested user
  * namespace, reads a root-only file and connects to exc's own socket. None of it
- * may work, whoever runs exc: as root (how CI runs) and as an ordinary user
- * (uid 65534, from a copy of the package that user can read).
+ * may work, whoever runs exc: as root (how CI runs; the host view, where bwrap
+ * runs as root without a user namespace and setpriv drops the program to a uid of
+ * its own) and as an ordinary user (uid 65534, from a copy of the package that user
+ * can read; the private view, in a user namespace).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -265,6 +267,15 @@ describe.runIf(BWRAP || process.env.CI)('the bubblewrap sandbox holds', () => {
     });
     it('takes every capability away and stops every escape', async () => {
       await expectContained(exc, 'user');
+    });
+    it('gives the private view, and says why', async () => {
+      // Its own uid over the host's processes would reach ZINO's other services: a user namespace, its own PID and network namespaces.
+      const caps = await request(exc.socket, { type: 'capabilities' }, { timeoutMs: 10_000 });
+      expect(caps).toMatchObject({ sandbox: { active: true, reason: expect.stringContaining('private view (no host view: exc is not root)') as unknown } });
+      expect(await execute(exc, 'bash', `awk -F: 'NR > 2 {print $1}' /proc/net/dev | tr -d ' '; stat -c %U /etc/passwd`)).toMatchObject({
+        stdout: 'lo\nnobody\n',
+        sandboxed: true,
+      });
     });
     it('still runs ordinary programs', async () => {
       await expectUsable(exc);

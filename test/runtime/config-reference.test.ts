@@ -11,14 +11,23 @@ import { SCHEMA, type AnyKeySpec } from '../../src/runtime/index.js';
 const ROOT = path.join(__dirname, '../..');
 const page = readFileSync(path.join(ROOT, CONFIG_REFERENCE_PATH), 'utf8');
 const sections = SCHEMA as unknown as Record<string, Record<string, AnyKeySpec>>;
-const schemaKeys = Object.entries(sections).flatMap(([section, keys]) => Object.keys(keys).map((key) => `${section}.${key}`));
+/** Every key as "section.key", and each key of a table of tables as "section.key.NAME.entry_key". */
+const specs = new Map<string, AnyKeySpec>(
+  Object.entries(sections).flatMap(([section, keys]) =>
+    Object.entries(keys).flatMap(([key, spec]): [string, AnyKeySpec][] => [
+      [`${section}.${key}`, spec],
+      ...(spec.kind === 'tables' ? Object.entries(spec.entry).map(([k, s]): [string, AnyKeySpec] => [`${section}.${key}.NAME.${k}`, s]) : []),
+    ]),
+  ),
+);
+const schemaKeys = [...specs.keys()];
 
-/** "section.key" → the default cell of its row, read from the page's tables. */
+/** "section.key" (or "section.key.NAME.entry_key") → the default cell of its row, read from the page's tables. */
 function documentedDefaults(text: string): Map<string, string> {
   const rows = new Map<string, string>();
   let section: string | undefined;
   for (const line of text.split('\n')) {
-    const heading = /^### `\[(\w+)\]`$/.exec(line);
+    const heading = /^### `\[(\w+)\]`$/.exec(line) ?? /^#### `\[([\w.]+\.NAME)\]`$/.exec(line);
     if (heading) section = heading[1];
     const row = /^\| `(\w+)` \| \w+ \| ([^|]*) \|/.exec(line);
     if (row && section !== undefined) rows.set(`${section}.${row[1]}`, row[2] ?? '');
@@ -34,11 +43,7 @@ describe('docs/configuration.md', () => {
   it('has one row per schema key, with its exact default, and no other', () => {
     const rows = documentedDefaults(page);
     expect([...rows.keys()].sort()).toEqual([...schemaKeys].sort());
-    for (const [section, keys] of Object.entries(sections)) {
-      for (const [key, spec] of Object.entries(keys)) {
-        expect(rows.get(`${section}.${key}`), `[${section}] ${key}`).toMatch(new RegExp(`^\`${escape(tomlLiteral(spec))}\``));
-      }
-    }
+    for (const [id, spec] of specs) expect(rows.get(id), id).toMatch(new RegExp(`^\`${escape(tomlLiteral(spec))}\``));
   });
 
   it('names the environment variables and the file search order', () => {
@@ -52,17 +57,27 @@ describe('docs/configuration.md', () => {
 
   it('agrees with ZINO.toml on which keys are ZINO additions', () => {
     // In ZINO.toml a key's comment starts with "ZINO:" when the key is not the contract's.
+    // The keys of a commented example table ("# [mcp.servers.files]") belong to the table of
+    // tables ("mcp.servers.NAME.…"), an addition when the comment above the example says so.
     const additions = new Set<string>();
     let section = '';
+    let example: { id: string; zino: boolean } | undefined;
     let comment: string[] = [];
     for (const line of readFileSync(path.join(ROOT, 'ZINO.toml'), 'utf8').split('\n')) {
       const header = /^\[(\w+)\]$/.exec(line);
+      const table = /^# \[(\w+\.\w+)\.\w+\]$/.exec(line);
       const key = /^#? ?(\w+) = /.exec(line);
+      const zino = comment.some((c) => c.startsWith('# ZINO:'));
       if (header) {
         section = header[1] ?? '';
+        example = undefined;
+        comment = [];
+      } else if (table) {
+        example = { id: `${table[1]}.NAME`, zino };
+        if (zino) additions.add(table[1] ?? '');
         comment = [];
       } else if (key) {
-        if (comment.some((c) => c.startsWith('# ZINO:'))) additions.add(`${section}.${key[1]}`);
+        if (example ? example.zino : zino) additions.add(example ? `${example.id}.${key[1]}` : `${section}.${key[1]}`);
         comment = [];
       } else if (line.startsWith('#')) {
         comment.push(line);

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'smol-toml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, SCHEMA, loadConfig, resolveConfig } from '../../src/runtime/index.js';
+import { ConfigError, SCHEMA, loadConfig, resolveConfig, type AnyKeySpec } from '../../src/runtime/index.js';
 import { tempDir } from '../helpers/util.js';
 
 let dir: string;
@@ -57,6 +57,22 @@ describe('loadConfig: defaults and sources', () => {
     expect(config.service.model).toBe('');
     expect(config.logging.level).toBe('info');
     expect(config.limits.max_frame_bytes).toBe(16 * 1024 * 1024);
+    expect(config.http).toEqual({
+      enabled: false,
+      listen: '127.0.0.1:8088',
+      allow_non_loopback: false,
+      token_file: path.join(dir, 'data/http.token'),
+      max_body_bytes: 4 * 1024 * 1024,
+      max_concurrent: 64,
+    });
+  });
+
+  it('puts the HTTP token beside mem data (under --dir too) unless token_file is set', () => {
+    const moved = write('a/ZINO.toml', '[mem]\ndata_dir = "/srv/zino/mem"\n');
+    expect(loadConfig({ path: moved, env: {} }).config.http.token_file).toBe('/srv/zino/http.token');
+    expect(loadConfig({ cwd: dir, env: {}, dir: path.join(dir, 'd') }).config.http.token_file).toBe(path.join(dir, 'd/data/http.token'));
+    const explicit = write('b/ZINO.toml', '[http]\ntoken_file = "tok"\n');
+    expect(loadConfig({ path: explicit, env: {}, dir: path.join(dir, 'd') }).config.http.token_file).toBe(path.join(dir, 'b/tok'));
   });
 
   it('reads ./ZINO.toml, then $ZINO_CONFIG, then --config, in rising precedence', () => {
@@ -158,6 +174,61 @@ describe('loadConfig: errors name the file and the key', () => {
     if (typeof message !== 'string') expect(err.message.slice(file.length + 2)).toEqual(message);
   });
 
+  it('reads MCP servers, one table each, with defaults and paths resolved', () => {
+    const file = write(
+      'etc/ZINO.toml',
+      '[mcp.servers.files]\ncommand = "mcp-server-filesystem"\nargs = ["/srv"]\ncwd = "work"\nenv = { A_B = "1" }\ntools = ["read_file"]\n' +
+        '[mcp.servers.web-2]\nurl = "http://127.0.0.1:9000/mcp"\ntrusted = true\nenabled = false\ntimeout_s = 5\n',
+    );
+    const { config, warnings } = loadConfig({ path: file, env: {} });
+    expect(warnings).toEqual([]);
+    expect(config.mcp.servers).toEqual({
+      files: {
+        command: 'mcp-server-filesystem',
+        args: ['/srv'],
+        env: { A_B: '1' },
+        cwd: path.join(dir, 'etc', 'work'),
+        url: '',
+        enabled: true,
+        timeout_s: 60,
+        tools: ['read_file'],
+        trusted: false,
+      },
+      'web-2': { command: '', args: [], env: {}, cwd: '', url: 'http://127.0.0.1:9000/mcp', enabled: false, timeout_s: 5, tools: null, trusted: true },
+    });
+    expect(loadConfig({ path: write('ZINO.toml', ''), env: {} }).config.mcp.servers).toEqual({});
+  });
+
+  it.each([
+    ['[mcp.servers.files]\nargs = ["x"]\n', '[mcp.servers.files] needs either command (a stdio server) or url (a Streamable HTTP server), not both'],
+    [
+      '[mcp.servers.files]\ncommand = "a"\nurl = "http://x/"\n',
+      '[mcp.servers.files] needs either command (a stdio server) or url (a Streamable HTTP server), not both',
+    ],
+    ['[mcp.servers.files]\nurl = "ftp://x/"\n', '[mcp.servers.files] url must be an http:// or https:// URL, got "ftp://x/"'],
+    ['[mcp.servers.a__b]\ncommand = "a"\n', '[mcp.servers.a__b]: the name must be 1-32 letters, digits, - and single _ (not at either end)'],
+    ['[mcp.servers."a b"]\ncommand = "a"\n', '[mcp.servers.a b]: the name must be 1-32 letters, digits, - and single _ (not at either end)'],
+    ['[mcp.servers.files]\ncommand = "a"\nargs = "x"\n', '[mcp.servers.files] args must be a list of strings, got the string "x"'],
+    ['[mcp.servers.files]\ncommand = "a"\nargs = [1]\n', '[mcp.servers.files] args[0] must be a string, got number 1'],
+    ['[mcp.servers.files]\ncommand = "a"\nenv = { "A-B" = "1" }\n', '[mcp.servers.files] env: "A-B" is not an environment variable name'],
+    ['[mcp.servers.files]\ncommand = "a"\nenv = { A = 1 }\n', '[mcp.servers.files] env: A must be a string, got number 1'],
+    ['[mcp.servers.files]\ncommand = "a"\ntimeout_s = 2000001\n', '[mcp.servers.files] timeout_s must be at most 2000000, got 2000001'],
+    ['[mcp.servers.files]\ncommand = "a"\ntrusted = "yes"\n', '[mcp.servers.files] trusted must be true or false, got the string "yes"'],
+    ['[mcp]\nservers = 5\n', '[mcp.servers] must hold tables like [mcp.servers.NAME], got number 5'],
+    ['[mcp.servers]\nfiles = 5\n', '[mcp.servers.files] must be a table, got number 5'],
+  ])('rejects the MCP server table %j', (toml, message) => {
+    const file = write('ZINO.toml', toml);
+    expect(loadError(() => loadConfig({ path: file, env: {} })).message).toBe(`${file}: ${message}`);
+  });
+
+  it('warns about unknown keys of an MCP server table', () => {
+    const file = write('ZINO.toml', '[mcp.servers.files]\ncomand = "x"\nurl = "http://127.0.0.1:1/"\n[mcp]\nserver = 1\n');
+    expect(loadConfig({ path: file, env: {} }).warnings).toEqual([
+      `${file}: unknown key [mcp] server ignored (did you mean servers?)`,
+      `${file}: unknown key [mcp.servers.files] comand ignored (did you mean command?)`,
+    ]);
+  });
+
   it('rejects invalid TOML with the line and column', () => {
     const file = write('ZINO.toml', '[agent]\ntemperature = \n');
     expect(loadError(() => loadConfig({ path: file, env: {} })).message).toMatch(new RegExp(`^${file}: invalid TOML at line 2, column \\d+: `));
@@ -189,16 +260,30 @@ describe('the shipped ZINO.toml', () => {
   });
 
   it('documents every key with its default', () => {
-    // Uncomment "# key = value" lines (active lines stay) and compare with the schema.
+    // Uncomment "# key = value" lines and example tables ("# [mcp.servers.files]"; active lines
+    // stay) and compare with the schema.
     const uncommented = text
       .split('\n')
-      .map((line) => line.replace(/^# (\w+ = .*)$/, '$1'))
+      .map((line) => line.replace(/^# (\w+ = .*)$/, '$1').replace(/^# (\[[\w.]+\])$/, '$1'))
       .filter((line) => !line.startsWith('#'))
       .join('\n');
     const documented = parse(uncommented.replace('base_url = "demo"\n', '')) as Record<string, Record<string, unknown>>;
     for (const [section, keys] of Object.entries(SCHEMA)) {
-      for (const [key, spec] of Object.entries(keys as Record<string, { default: unknown }>)) {
-        expect(documented[section]?.[key], `[${section}] ${key}`).toEqual(spec.default);
+      for (const [key, spec] of Object.entries(keys as Record<string, AnyKeySpec>)) {
+        if (spec.kind !== 'tables') {
+          expect(documented[section]?.[key], `[${section}] ${key}`).toEqual(spec.default);
+          continue;
+        }
+        // A table of tables defaults to none; its example shows every key, at its default
+        // unless the default is "not set" ("", [] or absent), where it shows a value to copy.
+        const [example, ...more] = Object.values((documented[section]?.[key] ?? {}) as Record<string, Record<string, unknown>>);
+        expect(example, `an example [${section}.${key}.NAME]`).toBeDefined();
+        expect(more).toEqual([]);
+        expect(Object.keys(example ?? {}).sort(), `[${section}.${key}.NAME]`).toEqual(Object.keys(spec.entry).sort());
+        for (const [entryKey, entrySpec] of Object.entries(spec.entry)) {
+          const unset = entrySpec.default === null || entrySpec.default === '' || (Array.isArray(entrySpec.default) && entrySpec.default.length === 0);
+          if (!unset) expect(example?.[entryKey], `[${section}.${key}.NAME] ${entryKey}`).toEqual(entrySpec.default);
+        }
       }
     }
     expect(text).toContain('base_url = "demo"');

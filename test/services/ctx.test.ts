@@ -94,6 +94,31 @@ describe('ctx: build', () => {
     expect(ctx.logs.find((l) => l.msg === 'context built')).toMatchObject({ examples: 4, hardMemories: 2, history: 3, missing: [] });
   });
 
+  it("uses a request's history instead of the channel's, trimmed to history_limit, and never reads the stored one", async () => {
+    const { file, config: cfg } = config({ ctx: { history_limit: 3, hard_memory_top_k: 0 } });
+    await start('mem', file);
+    const ctx = await start('ctx', file);
+    await request(cfg.mem.socket, { type: 'append_history', channel_id: 'c', messages: [user('stored question'), assistant('stored answer')] });
+    const given = [user('t1'), assistant('a1'), user('t2'), assistant('a2')];
+    // With the channel too: the request's history wins; without it, the same.
+    for (const channel of [{ channel_id: 'c' }, {}]) {
+      const reply = await build(ctx, { user_message: 'next', history: given, ...channel });
+      expect(reply).toEqual({ type: 'context', messages: [...EXAMPLES, assistant('a1'), user('t2'), assistant('a2')] });
+    }
+    // An empty history is a history: nothing from the channel.
+    expect(await build(ctx, { user_message: 'next', history: [], channel_id: 'c' })).toEqual({ type: 'context', messages: EXAMPLES });
+    // null counts as absent: the channel's history again.
+    expect((await build(ctx, { user_message: 'next', history: null, channel_id: 'c' })).messages).toEqual([
+      ...EXAMPLES,
+      user('stored question'),
+      assistant('stored answer'),
+    ]);
+    expect(ctx.logs.filter((l) => l.msg === 'context built').map((l) => l.historyFrom)).toEqual(['request', 'request', 'request', 'channel']);
+    for (const bad of [{ history: 'x' }, { history: [{ role: 'user' }] }, { history: [5] }]) {
+      expect(await build(ctx, { user_message: 'q', ...bad })).toMatchObject({ type: 'error', code: 'INVALID_REQUEST' });
+    }
+  });
+
   it('loads the examples from the package skills (user/assistant pairs of each fabricator list)', async () => {
     const { file } = writeTestConfig(dir, { ctx: { hard_memory_top_k: 0 } });
     const ctx = await start('ctx', file);

@@ -236,6 +236,35 @@ describe('daemon', () => {
     await expect(request(socket, { message: 'hi', stream: 'yes' })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
   });
 
+  it("uses a request's history instead of the channel's, stores the exchange on the channel, and takes its sampling", async () => {
+    script({ rules: [{ reply: 'third answer' }] });
+    const group = await suite(ALL);
+    const socket = group.get('daemon').socket;
+    await request(group.get('mem').socket, { type: 'append_history', channel_id: 'h', messages: [{ role: 'user', content: 'stored turn' }] });
+    const history = [
+      { role: 'user', content: 'first' },
+      { role: 'assistant', content: 'first answer' },
+    ];
+    const reply = await request(socket, { message: 'third', history, channel_id: 'h', temperature: 0.25, top_p: 0.5 });
+    expect(reply).toMatchObject({ type: 'response', content: 'third answer' });
+    const body = llm.mock.stats.bodies[0] as { messages: Frame[]; temperature: number; top_p: number };
+    expect(body.messages.slice(-3)).toEqual([...history, { role: 'user', content: 'third' }]);
+    expect(body.messages.some((m) => m.content === 'stored turn')).toBe(false);
+    expect(body).toMatchObject({ temperature: 0.25, top_p: 0.5 });
+    // Stored on the channel after what was there.
+    expect((await request(group.get('mem').socket, { type: 'get_history', channel_id: 'h' })).messages).toEqual([
+      { role: 'user', content: 'stored turn' },
+      { role: 'user', content: 'third' },
+      { role: 'assistant', content: 'third answer' },
+    ]);
+    // Without sampling fields: [agent]'s.
+    await request(socket, { message: 'again', history: [] });
+    expect(llm.mock.stats.bodies[1]).toMatchObject({ temperature: 0.7, top_p: 1 });
+    for (const bad of [{ history: 'x' }, { history: [{ role: 'user', content: 3 }] }, { temperature: 3 }, { top_p: -1 }, { temperature: 'hot' }]) {
+      await expect(request(socket, { message: 'hi', ...bad })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+    }
+  });
+
   it('reports every service in status, with rtr capabilities and the version', async () => {
     const group = await suite(['mem', 'rtr', 'daemon']);
     const reply = await request(group.get('daemon').socket, { type: 'status' });

@@ -6,8 +6,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_UNITS, SERVICE_UNITS } from '../../src/deploy/layout.js';
-import { renderUnits } from '../../src/deploy/render.js';
+import { HTTP_UNIT, KNOWN_UNITS, SERVICE_UNITS } from '../../src/deploy/layout.js';
+import { renderHttpUnit, renderUnits } from '../../src/deploy/render.js';
 import { PACKAGE_ROOT } from '../../src/testing/paths.js';
 import { tempDir } from '../helpers/util.js';
 import { ANALYZE_AVAILABLE, MAX_EXPOSURE, RUN_ANALYZE, analyze, exposure } from './helpers.js';
@@ -20,7 +20,8 @@ beforeAll(() => {
   ({ dir, cleanup } = tempDir('zsa'));
   mkdirSync(dir, { recursive: true });
   // The node running the tests stands for the installed one: verify checks that ExecStart's binary exists.
-  for (const unit of renderUnits(PACKAGE_ROOT, { node: process.execPath, prefix: '/opt/zino' })) writeFileSync(path.join(dir, unit.name), unit.text);
+  const vars = { node: process.execPath, prefix: '/opt/zino' };
+  for (const unit of [...renderUnits(PACKAGE_ROOT, vars), renderHttpUnit(PACKAGE_ROOT, vars)]) writeFileSync(path.join(dir, unit.name), unit.text);
 });
 afterAll(() => cleanup());
 
@@ -30,18 +31,23 @@ describe('systemd-analyze on the rendered units', () => {
   });
 
   it.runIf(RUN_ANALYZE)('verify reports nothing for any unit', () => {
-    const { status, output } = analyze(['verify', '--no-pager', ...ALL_UNITS], dir);
+    const { status, output } = analyze(['verify', '--no-pager', ...KNOWN_UNITS], dir);
     expect(output.trim()).toBe('');
     expect(status).toBe(0);
   });
 
-  for (const unit of SERVICE_UNITS) {
+  for (const unit of [...SERVICE_UNITS, HTTP_UNIT]) {
     const max = MAX_EXPOSURE[unit] ?? 0;
     it.runIf(RUN_ANALYZE)(`security scores ${unit} at most ${max.toFixed(1)}`, () => {
       const { score, output } = exposure(path.join(dir, unit));
       expect(score, output).toBeLessThanOrEqual(max);
     });
   }
+
+  it.runIf(RUN_ANALYZE)('security finds the HTTP unit limited to loopback IP traffic', () => {
+    const { output } = exposure(path.join(dir, HTTP_UNIT));
+    expect(output.split('\n').find((line) => line.includes('IPAddressDeny='))).toMatch(/only localhost entries/);
+  });
 
   it.runIf(RUN_ANALYZE)('security finds no Internet sockets allowed in any unit but rtr', () => {
     for (const unit of SERVICE_UNITS) {

@@ -17,6 +17,8 @@ export const MAX_EXPOSURE: Record<string, number> = {
   'zino-ctx.service': 2.0,
   'zino-agr.service': 2.0,
   'zino-rtr.service': 2.5,
+  // Issue 17: the HTTP front end listens on TCP (loopback only), like rtr has the network.
+  'zino-http.service': 2.5,
   'zino-exc.service': 3.0,
 };
 

@@ -80,7 +80,9 @@ describe('install-systemd into a temp root', () => {
 
   it('installs the production dependencies and none of the development ones', () => {
     const modules = readdirSync(path.join(root, PREFIX, 'node_modules'));
-    expect(modules).toEqual(expect.arrayContaining(['commander', 'natural', 'openai', 'pino', 'smol-toml']));
+    expect(modules).toEqual(expect.arrayContaining(['@modelcontextprotocol', 'ajv', 'commander', 'natural', 'openai', 'pino', 'smol-toml']));
+    // The MCP SDK, not the MCP servers the tests use.
+    expect(readdirSync(path.join(root, PREFIX, 'node_modules', '@modelcontextprotocol'))).toEqual(['sdk']);
     expect(modules).not.toContain('vitest');
     expect(modules).not.toContain('typescript');
     const version = spawnSync(process.execPath, [path.join(root, PREFIX, 'dist/src/cli/main.js'), '--version'], { encoding: 'utf8' });
@@ -112,6 +114,42 @@ describe('install-systemd into a temp root', () => {
     expect(second.output).toContain("keep /var/lib/zino: mem's data is never touched by install");
     expect(second.output).toContain('zino-daemon.service (0644 root:root): unit (updated)');
     expect([config, env, path.join(data, 'c.jsonl')].map((f) => readFileSync(f, 'utf8'))).toEqual(before);
+  });
+
+  it('writes [http] token_file under /var/lib/zino-http and leaves the HTTP endpoint off', () => {
+    const file = path.join(root, 'etc/zino/ZINO.toml');
+    const { config } = resolveConfig(parse(readFileSync(file, 'utf8')), { file, baseDir: '/etc/zino', env: {} });
+    expect(config.http).toMatchObject({ enabled: false, token_file: '/var/lib/zino-http/http.token' });
+    expect(existsSync(path.join(root, 'etc/systemd/system/zino-http.service'))).toBe(false);
+    expect(first.output).toContain('zino-http.service (the OpenAI-compatible endpoint) not installed');
+  });
+
+  it('installs zino-http.service once the configuration enables it, and verify accepts it', () => {
+    const file = path.join(root, 'etc/zino/ZINO.toml');
+    const original = readFileSync(file, 'utf8');
+    writeFileSync(file, original.replace(/^# enabled = false$/m, 'enabled = true'));
+    try {
+      const again = zino('install-systemd', '--root', root, '--prefix', PREFIX, '--node', process.execPath);
+      expect(again.status, again.output).toBe(0);
+      expect(again.output).toContain('on the target system, run: systemctl enable zino-http.service');
+      const unit = path.join(root, 'etc/systemd/system/zino-http.service');
+      for (const { path: p, optional } of referencedPaths(unit)) {
+        if (p === process.execPath || p === '/bin/kill') continue;
+        if (!optional) expect(existsSync(path.join(root, p)), p).toBe(true);
+      }
+      if (RUN_ANALYZE) {
+        provideSystemPieces(root, [process.execPath, '/bin/kill']);
+        const { status, output } = analyze(['verify', `--root=${root}`, '--no-pager', 'zino-http.service']);
+        expect(output.trim()).toBe('');
+        expect(status).toBe(0);
+      }
+    } finally {
+      writeFileSync(file, original);
+    }
+    // Back to off: the next install takes the unit away again.
+    const off = zino('install-systemd', '--root', root, '--prefix', PREFIX, '--node', process.execPath);
+    expect(off.status, off.output).toBe(0);
+    expect(existsSync(path.join(root, 'etc/systemd/system/zino-http.service'))).toBe(false);
   });
 
   it('uninstall removes units, entries, command and prefix, and keeps configuration and data', () => {

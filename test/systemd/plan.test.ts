@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { describe as describeAction, type Action } from '../../src/deploy/actions.js';
-import { ALL_UNITS, makeLayout } from '../../src/deploy/layout.js';
+import { ALL_UNITS, HTTP_UNIT, makeLayout } from '../../src/deploy/layout.js';
 import type { Observed } from '../../src/deploy/observe.js';
 import { planInstall, type InstallRequest } from '../../src/deploy/plan-install.js';
 import { planUninstall } from '../../src/deploy/plan-uninstall.js';
@@ -19,6 +19,8 @@ function fresh(overrides: Partial<Observed> = {}): Observed {
     configExists: false,
     envExists: false,
     stateDirExists: false,
+    httpStateDirExists: false,
+    httpEnabled: false,
     runtimeDirExists: false,
     prefix: 'absent',
     sourceIsPrefix: false,
@@ -60,7 +62,15 @@ function request(overrides: Partial<InstallRequest> = {}): InstallRequest {
     missing: [],
     node: '/usr/bin/node',
     version: '1.2.3',
-    files: { units: ALL_UNITS.map((name) => ({ name, text: `[Unit]\n# ${name}\n` })), tmpfiles: 't', sysusers: 's', wrapper: 'w', config: 'c', env: 'e' },
+    files: {
+      units: ALL_UNITS.map((name) => ({ name, text: `[Unit]\n# ${name}\n` })),
+      httpUnit: { name: HTTP_UNIT, text: '[Unit]\n# http\n' },
+      tmpfiles: 't',
+      sysusers: 's',
+      wrapper: 'w',
+      config: 'c',
+      env: 'e',
+    },
     now: false,
     ...overrides,
   };
@@ -149,7 +159,53 @@ describe('planInstall', () => {
   });
 });
 
+describe('planInstall: the HTTP front end', () => {
+  const enabling = (files: InstallRequest['files']): InstallRequest['files'] => ({ ...files, config: '[http]\nenabled = true\n' });
+
+  it('is not installed while [http] enabled is not true, and the operator is told how to add it', () => {
+    const { actions } = planInstall(request(), fresh());
+    expect(writes(actions)).not.toContain('/etc/systemd/system/zino-http.service');
+    expect(commands(actions).some((c) => c.includes(HTTP_UNIT))).toBe(false);
+    expect(actions).toContainEqual({ kind: 'note', text: expect.stringContaining('set it and run zino install-systemd again') });
+  });
+
+  it('is installed and enabled when the configuration written now, or the one in place, enables it', () => {
+    const base = request();
+    for (const [req, seen] of [
+      [request({ files: enabling(base.files) }), fresh()],
+      [request(), installed({ httpEnabled: true })],
+    ] as const) {
+      const { actions } = planInstall(req, seen);
+      expect(actions).toContainEqual(expect.objectContaining({ kind: 'write', path: '/etc/systemd/system/zino-http.service', mode: 0o644 }));
+      expect(commands(actions)).toContain('systemctl enable zino-http.service');
+      expect(touches(actions, '/var/lib/zino-http')).toEqual([]);
+    }
+    // An existing configuration wins over the package's: it is the one the units read.
+    expect(writes(planInstall(request({ files: enabling(base.files) }), installed()).actions)).not.toContain('/etc/systemd/system/zino-http.service');
+  });
+
+  it('is restarted on an upgrade when it runs, and stopped, disabled and removed once the configuration no longer enables it', () => {
+    const present = [...ALL_UNITS, HTTP_UNIT];
+    const upgrade = commands(planInstall(request(), installed({ httpEnabled: true, unitsPresent: present })).actions);
+    expect(upgrade.find((c) => c.startsWith('systemctl try-restart'))).toContain(HTTP_UNIT);
+    const { actions } = planInstall(request(), installed({ httpEnabled: false, unitsPresent: present }));
+    expect(commands(actions)).toEqual(expect.arrayContaining(['systemctl stop zino-http.service', 'systemctl disable zino-http.service']));
+    expect(actions).toContainEqual(expect.objectContaining({ kind: 'remove', path: '/etc/systemd/system/zino-http.service' }));
+    expect(commands(actions).find((c) => c.startsWith('systemctl try-restart'))).not.toContain(HTTP_UNIT);
+  });
+});
+
 describe('planUninstall', () => {
+  it('stops, disables and removes the HTTP unit too, and with --purge its token', () => {
+    const seen = installed({ unitsPresent: [...ALL_UNITS, HTTP_UNIT], httpStateDirExists: true });
+    const { actions } = planUninstall({ layout: makeLayout(), purge: false }, seen);
+    expect(commands(actions)[0]).toMatch(/^systemctl stop zino\.target .* zino-http\.service$/);
+    expect(actions).toContainEqual(expect.objectContaining({ kind: 'remove', path: '/etc/systemd/system/zino-http.service' }));
+    expect(actions).toContainEqual(expect.objectContaining({ kind: 'keep', path: '/var/lib/zino-http' }));
+    const purged = planUninstall({ layout: makeLayout(), purge: true }, seen).actions;
+    expect(purged).toContainEqual(expect.objectContaining({ kind: 'remove', path: '/var/lib/zino-http' }));
+  });
+
   it('stops, disables and removes units, entries, command and prefix; keeps config, data and user', () => {
     const { actions, errors } = planUninstall({ layout: makeLayout(), purge: false }, installed());
     expect(errors).toEqual([]);

@@ -124,3 +124,48 @@ describe('unit templates', () => {
     }
   });
 });
+
+describe('the HTTP front end unit (zino-http.service)', () => {
+  const http = parseUnit(readFileSync(path.join(PACKAGE_ROOT, 'systemd', 'zino-http.service'), 'utf8'));
+
+  it('runs zino serve http as zino, part of zino.target, after the daemon, restarting but not on a config error', () => {
+    expect(last(http, 'ExecStart')).toBe('@NODE@ @PREFIX@/dist/src/cli/main.js serve http --config /etc/zino/ZINO.toml');
+    expect(last(http, 'User')).toBe('zino');
+    expect(last(http, 'Group')).toBe('zino');
+    expect(words(http, 'PartOf')).toContain('zino.target');
+    expect(words(http, 'WantedBy')).toContain('zino.target');
+    expect(words(http, 'Wants')).toEqual(['zino-daemon.service']);
+    expect(words(http, 'After')).toContain('zino-daemon.service');
+    expect(last(http, 'Restart')).toBe('on-failure');
+    expect(words(http, 'RestartPreventExitStatus').sort()).toEqual(['73', '78']);
+    expect(last(http, 'ExecReload')).toBe('/bin/kill -HUP $MAINPID');
+    // Not started by enabling the target: only `systemctl enable zino-http.service` (install-systemd, when enabled) does.
+    expect(words(unit('zino.target'), 'Also')).not.toContain('zino-http.service');
+  });
+
+  it('is hardened like the services, writes only its token directory, and reaches only loopback', () => {
+    for (const key of [
+      'NoNewPrivileges',
+      'ProtectHome',
+      'PrivateTmp',
+      'PrivateDevices',
+      'PrivateUsers',
+      'ProtectKernelTunables',
+      'RestrictNamespaces',
+      'LockPersonality',
+    ]) {
+      expect(last(http, key), key).toBe('yes');
+    }
+    expect(last(http, 'ProtectSystem')).toBe('strict');
+    expect(last(http, 'CapabilityBoundingSet')).toBe('');
+    expect(http.get('ReadWritePaths')).toBeUndefined();
+    expect(last(http, 'StateDirectory')).toBe('zino-http');
+    expect(last(http, 'StateDirectoryMode')).toBe('0750');
+    expect(Number.parseInt(last(http, 'UMask') ?? '0', 8) & 0o027).toBe(0o027);
+    expect(words(http, 'RestrictAddressFamilies').sort()).toEqual(['AF_INET', 'AF_INET6', 'AF_UNIX']);
+    expect(last(http, 'IPAddressDeny')).toBe('any');
+    expect(last(http, 'IPAddressAllow')).toBe('localhost');
+    expect(http.get('EnvironmentFile')).toBeUndefined();
+    expect(words(http, 'InaccessiblePaths')).toEqual(expect.arrayContaining(['-/etc/zino/zino.env', '-/var/lib/zino']));
+  });
+});

@@ -18,8 +18,8 @@ export async function serveCommand(name: string, options: ConfigOptions): Promis
   };
   process.on('SIGTERM', early);
   process.on('SIGINT', early);
-  if (!isServiceName(name)) {
-    process.stderr.write(`zino serve: unknown service "${name}" (one of: ${SERVICE_NAMES.join(', ')})\n`);
+  if (!isServiceName(name) && name !== 'http') {
+    process.stderr.write(`zino serve: unknown service "${name}" (one of: ${SERVICE_NAMES.join(', ')}, http)\n`);
     process.exit(EXIT.USAGE);
   }
   const service = name;
@@ -48,9 +48,15 @@ export async function serveCommand(name: string, options: ConfigOptions): Promis
   });
 
   try {
-    const definition = await loadServiceDefinition(service);
-    const instance = await definition.create(config, log, { configFile: loaded.file });
-    await runService({ socketPath: config[service].socket, config, log, instance });
+    if (service === 'http') {
+      // The OpenAI-compatible front end: an HTTP server, a client of the daemon.
+      const { runHttp } = await import('../../frontends/http/main.js');
+      await runHttp(config, log);
+    } else {
+      const definition = await loadServiceDefinition(service);
+      const instance = await definition.create(config, log, { configFile: loaded.file });
+      await runService({ socketPath: config[service].socket, config, log, instance });
+    }
     process.off('SIGTERM', early);
     process.off('SIGINT', early);
     if (earlySignal) process.kill(process.pid, earlySignal);

@@ -1,5 +1,5 @@
 /**
- * Runs the seven services as child processes (`zino serve <name>`): starts them
+ * Runs the seven services (and, when asked, the HTTP front end) as child processes (`zino serve <name>`): starts them
  * together, waits until each answers ping, restarts one that crashes with
  * exponential backoff, and on stop leaves no process and no socket behind.
  *
@@ -22,6 +22,9 @@ const MAX_RESTART_MS = 5000;
 /** A child that ran this long before crashing starts its backoff over. */
 const HEALTHY_MS = 10_000;
 
+/** A child: one of the seven services, or the HTTP front end (`zino serve http`). */
+export type ChildName = ServiceName | 'http';
+
 /** How the supervisor runs its children. */
 export interface SupervisorOptions {
   /** Arguments after `serve <name>`: `--config FILE`, `--dir DIR`. */
@@ -30,14 +33,19 @@ export interface SupervisorOptions {
   env: NodeJS.ProcessEnv;
   /** Time a child gets to stop on SIGTERM before SIGKILL, in ms. */
   graceMs: number;
+  /**
+   * Also run the HTTP front end: `listen` names its address in messages, `listening`
+   * says whether it has started to listen (it has no socket to ping).
+   */
+  http?: { listen: string; listening(): boolean } | undefined;
   /** A line a child wrote to stderr (its JSON log). */
-  onLog(service: ServiceName, line: string): void;
+  onLog(service: ChildName, line: string): void;
   /** Something the supervisor wants to say. */
   onNotice(message: string): void;
 }
 
 interface Child {
-  name: ServiceName;
+  name: ChildName;
   proc?: ChildProcess | undefined;
   exited?: Promise<void> | undefined;
   startedAt: number;
@@ -49,14 +57,19 @@ interface Child {
 
 /** See the module comment. */
 export class Supervisor {
-  private readonly children = new Map<ServiceName, Child>();
+  private readonly children = new Map<ChildName, Child>();
   private stopping = false;
 
   constructor(private readonly options: SupervisorOptions) {}
 
+  /** The children: the seven services, and the HTTP front end when asked for. */
+  private get names(): readonly ChildName[] {
+    return this.options.http ? [...SERVICE_NAMES, 'http'] : SERVICE_NAMES;
+  }
+
   /** Spawns every service. */
   start(): void {
-    for (const name of SERVICE_NAMES) {
+    for (const name of this.names) {
       const child: Child = { name, startedAt: 0, restarts: 0 };
       this.children.set(name, child);
       this.spawn(child);
@@ -64,7 +77,7 @@ export class Supervisor {
   }
 
   /** The pid of a running service (tests use it to crash one). */
-  pid(name: ServiceName): number | undefined {
+  pid(name: ChildName): number | undefined {
     return this.children.get(name)?.proc?.pid;
   }
 
@@ -72,20 +85,26 @@ export class Supervisor {
   async ready(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     await Promise.all(
-      SERVICE_NAMES.map(async (name) => {
+      this.names.map(async (name) => {
         for (;;) {
           const failed = this.children.get(name)?.failed;
           if (failed) throw new Error(`${name} cannot start: ${failed}`);
-          try {
-            await ping(this.options.sockets[name], { timeoutMs: 1000 });
-            return;
-          } catch {
-            if (Date.now() > deadline) throw new Error(`${name} did not answer ping within ${timeoutMs} ms`);
-            await new Promise((r) => setTimeout(r, 20));
-          }
+          if (await this.answers(name)) return;
+          if (Date.now() > deadline) throw new Error(`${name} did not ${name === 'http' ? 'listen' : 'answer ping'} within ${timeoutMs} ms`);
+          await new Promise((r) => setTimeout(r, 20));
         }
       }),
     );
+  }
+
+  private async answers(name: ChildName): Promise<boolean> {
+    if (name === 'http') return this.options.http?.listening() === true;
+    try {
+      await ping(this.options.sockets[name], { timeoutMs: 1000 });
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Forwards a signal (SIGHUP: reload) to every running service. */
@@ -151,7 +170,8 @@ export class Supervisor {
       return;
     }
     if (code === EXIT.IN_USE) {
-      child.failed = `another server already listens on ${this.options.sockets[child.name]}`;
+      const where = child.name === 'http' ? (this.options.http?.listen ?? '') : this.options.sockets[child.name];
+      child.failed = `another server already listens on ${where}`;
       this.options.onNotice(`${child.name} cannot start: ${child.failed}; not restarting it`);
       return;
     }

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { parse, TomlError } from 'smol-toml';
 import { ZinoError } from '../errors.js';
 import { MAX_SOCKET_PATH_BYTES } from '../transport/socket-path.js';
-import { SCHEMA, SERVICE_NAMES, type AnyKeySpec, type ResolvedConfig } from './schema.js';
+import { SCHEMA, SERVICE_NAMES, type AnyKeySpec, type AnyTablesSpec, type ResolvedConfig, type ScalarKeySpec } from './schema.js';
 
 /** A configuration problem that stops the process; the message names the file and the key. */
 export class ConfigError extends ZinoError {
@@ -105,11 +105,10 @@ export function resolveConfig(raw: unknown, ctx: ResolveContext): { config: Read
     }
     const resolved: Record<string, unknown> = {};
     for (const [key, spec] of Object.entries(keys)) {
-      const value = given[key];
-      resolved[key] = value === undefined ? spec.default : checkValue(value, spec, `${where}: [${sectionName}] ${key}`);
-      // An empty path with a derived default is filled in below, from the keys it derives from.
-      const derivedPath = spec.kind === 'path' && spec.derived !== undefined && resolved[key] === '';
-      if (spec.kind === 'path' && !derivedPath) resolved[key] = path.resolve(ctx.baseDir, resolved[key] as string);
+      resolved[key] =
+        spec.kind === 'tables'
+          ? readTables(given[key], spec, `${sectionName}.${key}`, where, ctx.baseDir, warnings)
+          : readKey(given[key], spec, `${where}: [${sectionName}] ${key}`, ctx.baseDir);
     }
     out[sectionName as keyof ResolvedConfig] = resolved;
   }
@@ -124,6 +123,9 @@ export function resolveConfig(raw: unknown, ctx: ResolveContext): { config: Read
     config.exc.audit_log = path.join(ctx.dir, 'data', 'audit.jsonl');
   }
   if (config.exc.audit_log === '') config.exc.audit_log = path.join(path.dirname(config.mem.data_dir), 'audit.jsonl');
+  // The token sits beside mem's data (`data/http.token` by default, `DIR/data/http.token` under --dir).
+  const http = isTable(raw.http) ? raw.http : {};
+  if (http.token_file === undefined) config.http.token_file = path.join(path.dirname(config.mem.data_dir), 'http.token');
   for (const service of SERVICE_NAMES) {
     const socket = config[service].socket;
     const bytes = Buffer.byteLength(socket);
@@ -170,8 +172,48 @@ function readToml(file: string): unknown {
   }
 }
 
-function checkValue(value: unknown, spec: AnyKeySpec, name: string): unknown {
+/** One key's value: its default when absent, else checked; a path resolved against `baseDir` (an optional one only when given). */
+function readKey(value: unknown, spec: ScalarKeySpec, name: string, baseDir: string): unknown {
+  const checked = value === undefined ? spec.default : checkValue(value, spec, name);
+  if (spec.kind !== 'path') return checked;
+  if (spec.optional === true && checked === '') return '';
+  return path.resolve(baseDir, checked as string);
+}
+
+/**
+ * A table of tables (`[mcp.servers.<name>]`): every entry checked key by key like a
+ * section (unknown keys warned about), then by the spec's own `check`.
+ */
+function readTables(value: unknown, spec: AnyTablesSpec, id: string, where: string, baseDir: string, warnings: string[]): Record<string, unknown> {
+  if (value === undefined) return {};
+  if (!isTable(value)) throw new ConfigError(`${where}: [${id}] must hold tables like [${id}.NAME], got ${describe(value)}`);
+  const out: Record<string, unknown> = {};
+  for (const [name, entry] of Object.entries(value)) {
+    const table = `[${id}.${name}]`;
+    if (!spec.name.pattern.test(name)) throw new ConfigError(`${where}: ${table}: the name must be ${spec.name.rule}`);
+    if (!isTable(entry)) throw new ConfigError(`${where}: ${table} must be a table, got ${describe(entry)}`);
+    for (const key of Object.keys(entry)) {
+      if (!(key in spec.entry)) warnings.push(`${where}: unknown key ${table} ${key} ignored${suggest(key, Object.keys(spec.entry))}`);
+    }
+    const resolved: Record<string, unknown> = {};
+    for (const [key, keySpec] of Object.entries(spec.entry)) resolved[key] = readKey(entry[key], keySpec, `${where}: ${table} ${key}`, baseDir);
+    const problem = spec.check?.(resolved);
+    if (problem !== undefined) throw new ConfigError(`${where}: ${table} ${problem}`);
+    out[name] = resolved;
+  }
+  return out;
+}
+
+function checkValue(value: unknown, spec: ScalarKeySpec, name: string): unknown {
   switch (spec.kind) {
+    case 'env': {
+      if (!isTable(value)) throw new ConfigError(`${name} must be a table of strings like { NAME = "value" }, got ${describe(value)}`);
+      for (const [key, v] of Object.entries(value)) {
+        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new ConfigError(`${name}: "${key}" is not an environment variable name`);
+        if (typeof v !== 'string') throw new ConfigError(`${name}: ${key} must be a string, got ${describe(v)}`);
+      }
+      return { ...value };
+    }
     case 'boolean':
       if (typeof value !== 'boolean') throw new ConfigError(`${name} must be true or false, got ${describe(value)}`);
       return value;
@@ -186,8 +228,8 @@ function checkValue(value: unknown, spec: AnyKeySpec, name: string): unknown {
     case 'string':
     case 'path': {
       if (typeof value !== 'string') throw new ConfigError(`${name} must be a string, got ${describe(value)}`);
-      // Empty means "the derived default" for a path that has one.
-      if (spec.kind === 'path' && value.trim() === '' && !(spec.derived !== undefined && value === '')) throw new ConfigError(`${name} must not be empty`);
+      // "" is "not set" for an optional path (its default is filled in or left out); blanks are never a path.
+      if (spec.kind === 'path' && value.trim() === '' && !(spec.optional === true && value === '')) throw new ConfigError(`${name} must not be empty`);
       if (spec.choices && !spec.choices.includes(value)) {
         throw new ConfigError(`${name} must be one of ${spec.choices.map((c) => `"${c}"`).join(', ')}, got "${value}"`);
       }
@@ -197,7 +239,8 @@ function checkValue(value: unknown, spec: AnyKeySpec, name: string): unknown {
     }
     case 'strings': {
       if (!Array.isArray(value)) throw new ConfigError(`${name} must be a list of strings, got ${describe(value)}`);
-      if (value.length > spec.maxItems) throw new ConfigError(`${name} must have at most ${spec.maxItems} entries, got ${value.length}`);
+      if (spec.maxItems !== undefined && value.length > spec.maxItems)
+        throw new ConfigError(`${name} must have at most ${spec.maxItems} entries, got ${value.length}`);
       const list: string[] = [];
       for (const [i, item] of value.entries()) {
         if (typeof item !== 'string') throw new ConfigError(`${name}[${i}] must be a string, got ${describe(item)}`);

@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../package-root.js';
-import { SCHEMA, type AnyKeySpec } from './schema.js';
+import { SCHEMA, type AnyKeySpec, type ScalarKeySpec } from './schema.js';
 
 /** Where the page lives, relative to the package root. */
 export const CONFIG_REFERENCE_PATH = 'docs/configuration.md';
@@ -70,7 +70,19 @@ export const KEY_NOTES: Readonly<Record<string, string>> = {
   'approval.host_user':
     'Read by the privileged runner unit that carries out host runs under systemd. exc itself runs a host run as its own user: under `zino up`, the user who started it. exc checks at start that a name given here exists (else it stops with a configuration error) and logs which account host runs use.',
   'mem.data_dir': 'Replaced by `DIR/data/mem` under `--dir DIR` / `$ZINO_DIR`. The format is in [storage.md](storage.md).',
+  'http.listen':
+    'An IPv4 or IPv6 address (`[::1]:8088`) or `localhost`, and a port (0 picks a free one, logged at start). Anything but loopback is refused (exit 78) unless `allow_non_loopback = true`. Under systemd, the unit also allows only loopback IP traffic ([http.md](http.md)).',
+  'http.token_file':
+    'Under `--dir DIR`: `DIR/data/http.token`. The systemd installation sets `/var/lib/zino-http/http.token`. A token shorter than 16 characters is refused.',
+  'http.max_concurrent': 'Counted over `POST /v1/chat/completions`; `GET` requests are cheap and not counted.',
   'logging.level': "One of `trace`, `debug`, `info`, `warn`, `error`, `fatal`; Python's names (`WARNING`, `CRITICAL`, …) also work.",
+  'mcp.servers':
+    'Each server is one table, `[mcp.servers.NAME]`, with the keys below; its tools reach the model as `NAME__tool`. exc starts them; see [mcp.md](mcp.md).',
+  'mcp.servers.NAME.command': 'exc starts it and speaks MCP on its stdin and stdout; its stderr goes to the log.',
+  'mcp.servers.NAME.url': 'E.g. `"http://127.0.0.1:9000/mcp"`.',
+  'mcp.servers.NAME.tools': 'Absent: every tool the server lists. A tool left out is neither shown to the model nor callable.',
+  'mcp.servers.NAME.trusted':
+    'false: only tools annotated `readOnlyHint` run; any other call is refused with an error the model reads (host approval, see [mcp.md](mcp.md)).',
 };
 
 const KIND_NAMES: Record<AnyKeySpec['kind'], string> = {
@@ -80,15 +92,19 @@ const KIND_NAMES: Record<AnyKeySpec['kind'], string> = {
   string: 'string',
   path: 'path',
   strings: 'strings',
+  env: 'env',
+  tables: 'tables',
 };
 
-/** The default as it would be written in ZINO.toml. */
+/** The default as it would be written in ZINO.toml (`absent` for a key whose default cannot be written). */
 export function tomlLiteral(spec: AnyKeySpec): string {
-  const value = spec.default;
-  if (Array.isArray(value)) return `[${value.map((v) => JSON.stringify(v)).join(', ')}]`;
+  const value: unknown = spec.default;
+  if (value === null) return 'absent';
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number') return spec.kind === 'number' && Number.isInteger(value) ? `${value}.0` : String(value);
-  return String(value);
+  if (Array.isArray(value)) return `[${value.map((v) => JSON.stringify(v)).join(', ')}]`;
+  if (typeof value === 'object') return Object.keys(value).length === 0 ? '{}' : JSON.stringify(value);
+  return typeof value === 'boolean' ? String(value) : JSON.stringify(value);
 }
 
 function sizeHint(key: string, value: unknown): string {
@@ -101,9 +117,14 @@ function allowed(spec: AnyKeySpec): string {
     case 'boolean':
       return '`true`, `false`';
     case 'path':
-      return spec.derived !== undefined ? 'relative to the config file; `""` = the default' : 'non-empty; relative to the config file';
+      if (spec.optional !== true) return 'non-empty; relative to the config file';
+      return spec.derived !== undefined ? 'relative to the config file; `""` = the default' : 'relative to the config file';
     case 'strings':
-      return `list of at most ${spec.maxItems} strings`;
+      return spec.maxItems !== undefined ? `list of at most ${spec.maxItems} strings` : 'list of strings';
+    case 'env':
+      return 'table of strings';
+    case 'tables':
+      return `one table per NAME: ${spec.name.rule}`;
     case 'string':
       return spec.choices ? spec.choices.map((c) => `\`"${c}"\``).join(', ') : 'any';
     case 'number':
@@ -118,7 +139,8 @@ function allowed(spec: AnyKeySpec): string {
 }
 
 function defaultCell(key: string, spec: AnyKeySpec): string {
-  const literal = `\`${tomlLiteral(spec)}\`${sizeHint(key, spec.default)}`;
+  const none = spec.kind === 'tables' ? ' (none)' : '';
+  const literal = `\`${tomlLiteral(spec)}\`${sizeHint(key, spec.default)}${none}`;
   return 'derived' in spec && spec.derived !== undefined ? `${literal}, ${spec.derived}` : literal;
 }
 
@@ -182,15 +204,23 @@ export function renderConfigReference(): string {
     "The **origin** column says whether a key is the contract's (the ZINO service",
     "reference: its name and default are stable) or ZINO's own addition. Types:",
     '`integer` and `number` (TOML integer or float), `string`, `boolean`, `path` (a',
-    'string resolved against the directory of the config file) and `strings` (a TOML',
-    'array of strings).',
+    'string resolved against the directory of the config file), `strings` (a TOML',
+    'array of strings), `env` (a table of strings) and `tables` (one table per NAME).',
   ];
+  const header = ['| key | type | default | allowed | origin | meaning |', '|---|---|---|---|---|---|'];
+  const row = (id: string, key: string, spec: AnyKeySpec): string =>
+    `| \`${key}\` | ${KIND_NAMES[spec.kind]} | ${defaultCell(key, spec)} | ${allowed(spec)} | ${CONTRACT_KEYS.has(id) ? 'contract' : 'ZINO'} | ${meaning(id, spec)} |`;
   for (const [section, keys] of Object.entries(sections)) {
-    out.push('', `### \`[${section}]\``, '', '| key | type | default | allowed | origin | meaning |', '|---|---|---|---|---|---|');
+    out.push('', `### \`[${section}]\``, '', ...header);
+    const tables: [string, Readonly<Record<string, ScalarKeySpec>>][] = [];
     for (const [key, spec] of Object.entries(keys)) {
-      const id = `${section}.${key}`;
-      const origin = CONTRACT_KEYS.has(id) ? 'contract' : 'ZINO';
-      out.push(`| \`${key}\` | ${KIND_NAMES[spec.kind]} | ${defaultCell(key, spec)} | ${allowed(spec)} | ${origin} | ${meaning(id, spec)} |`);
+      out.push(row(`${section}.${key}`, key, spec));
+      if (spec.kind === 'tables') tables.push([`${section}.${key}`, spec.entry]);
+    }
+    // The keys of each entry of a table of tables, under their own heading.
+    for (const [id, entry] of tables) {
+      out.push('', `#### \`[${id}.NAME]\``, '', ...header);
+      for (const [key, spec] of Object.entries(entry)) out.push(row(`${id}.NAME.${key}`, key, spec));
     }
   }
   out.push('');

@@ -23,6 +23,32 @@ export type ApprovalMode = 'ask' | 'allow' | 'deny';
 /** What `[approval] unattended` gives a host run whose caller cannot answer approvals. */
 export type UnattendedPolicy = 'deny' | 'allow';
 
+/**
+ * One MCP server exc connects to (`[mcp.servers.<name>]`): a stdio server
+ * (`command`, `args`, `env`, `cwd`) or a Streamable HTTP server (`url`), exactly one
+ * of the two.
+ */
+export interface McpServerConfig {
+  /** Program of a stdio server, looked up in PATH. @default "" (not a stdio server) */
+  command: string;
+  /** Its arguments. @default [] */
+  args: readonly string[];
+  /** Environment variables added to the few exc passes on (HOME, LOGNAME, PATH, SHELL, TERM, USER). @default {} */
+  env: Readonly<Record<string, string>>;
+  /** Working directory of the server process, relative to the config file. @default "" (exc's own) */
+  cwd: string;
+  /** URL of a Streamable HTTP server. @default "" (not an HTTP server) */
+  url: string;
+  /** false: configured but not started. @default true */
+  enabled: boolean;
+  /** Bound on connecting and on each tool call, in seconds. @default 60 */
+  timeout_s: number;
+  /** The only tools offered to the model; `null` (absent) offers all of them. @default null */
+  tools: readonly string[] | null;
+  /** true: the server's tools run without host approval. @default false */
+  trusted: boolean;
+}
+
 /** The fully resolved configuration: every key present, typed, defaulted. Paths are absolute. */
 export interface ResolvedConfig {
   daemon: {
@@ -138,6 +164,24 @@ export interface ResolvedConfig {
     /** Log level (trace, debug, info, warn, error, fatal; Python names accepted). @default "info" */
     level: string;
   };
+  http: {
+    /** Run the OpenAI-compatible HTTP front end (`zino up` starts it; `zino install-systemd` installs its unit). @default false */
+    enabled: boolean;
+    /** `host:port` to listen on; a loopback address unless `allow_non_loopback`. @default "127.0.0.1:8088" */
+    listen: string;
+    /** Allow `listen` on an address other than loopback. @default false */
+    allow_non_loopback: boolean;
+    /** File holding the bearer token (created 0640 with a random one when missing). @default "<data dir>/http.token" */
+    token_file: string;
+    /** Largest request body, in bytes; bigger gets 413. @default 4194304 (4 MiB) */
+    max_body_bytes: number;
+    /** Chat completions served at once; more get 429. @default 64 */
+    max_concurrent: number;
+  };
+  mcp: {
+    /** The MCP servers whose tools the agent may call, by name (`[mcp.servers.<name>]`). @default {} (none) */
+    servers: Readonly<Record<string, McpServerConfig>>;
+  };
   limits: {
     /** Largest frame body accepted or sent, in bytes. @default 16777216 (16 MiB) */
     max_frame_bytes: number;
@@ -164,13 +208,57 @@ export type KeySpec<T> = [T] extends [boolean]
   : [T] extends [number]
     ? { kind: 'number' | 'integer'; default: T; min?: number; max?: number; doc: string; derived?: string }
     : [T] extends [string]
-      ? { kind: 'string' | 'path'; default: T; doc: string; choices?: readonly string[]; derived?: string; check?: (value: string) => string | undefined }
-      : [T] extends [readonly string[]]
-        ? { kind: 'strings'; default: T; doc: string; maxItems: number; check?: (value: string) => string | undefined }
-        : never;
+      ? // `derived`: how the default follows from other keys, for the docs. `optional`: a path key whose default "" means "not set" (it is resolved only when given).
+        {
+          kind: 'string' | 'path';
+          default: T;
+          doc: string;
+          choices?: readonly string[];
+          derived?: string;
+          optional?: boolean;
+          check?: (value: string) => string | undefined;
+        }
+      : [T] extends [readonly string[] | null]
+        ? { kind: 'strings'; default: T; doc: string; maxItems?: number; check?: (value: string) => string | undefined }
+        : [T] extends [Readonly<Record<string, string>>]
+          ? { kind: 'env'; default: T; doc: string }
+          : [T] extends [Readonly<Record<string, infer E>>]
+            ? TablesSpec<E>
+            : never;
+
+/**
+ * A table of tables (`[mcp.servers.<name>]`): any number of entries, each named by
+ * the operator and read with `entry`. Entry names must match `name`.
+ */
+export interface TablesSpec<E> {
+  kind: 'tables';
+  default: Readonly<Record<string, E>>;
+  doc: string;
+  /** The keys of one entry. */
+  entry: { [K in keyof E]-?: KeySpec<E[K]> };
+  /** What an entry name may be, and the same in words for messages. */
+  name: { pattern: RegExp; rule: string };
+  /** What is wrong with a whole entry (keys that only make sense together), or `undefined`. */
+  // A method, not a function property: entries are checked as plain records by the loader.
+  check?(entry: Readonly<E>): string | undefined;
+}
+
+/** A key holding one value (not a table of tables). */
+export type ScalarKeySpec =
+  KeySpec<boolean> | KeySpec<number> | KeySpec<string> | KeySpec<readonly string[] | null> | KeySpec<Readonly<Record<string, string>>>;
 
 /** Any key's spec. */
-export type AnyKeySpec = KeySpec<boolean> | KeySpec<number> | KeySpec<string> | KeySpec<readonly string[]>;
+export type AnyKeySpec = ScalarKeySpec | AnyTablesSpec;
+
+/** A table-of-tables spec, whatever its entry type. */
+export interface AnyTablesSpec {
+  kind: 'tables';
+  default: Readonly<Record<string, unknown>>;
+  doc: string;
+  entry: Readonly<Record<string, ScalarKeySpec>>;
+  name: { pattern: RegExp; rule: string };
+  check?(entry: Readonly<Record<string, unknown>>): string | undefined;
+}
 
 /** The schema type: one {@link KeySpec} per key of {@link ResolvedConfig}. */
 export type SchemaOf<C> = { [S in keyof C]: { [K in keyof C[S]]: KeySpec<C[S][K]> } };
@@ -195,6 +283,33 @@ export const MAX_DURATION_S = MAX_DURATION_MS / 1000;
 export const MAX_TEXT_BYTES = 32 * MiB;
 
 const socket = (name: string): KeySpec<string> => ({ kind: 'path', default: `/run/zino/${name}.sock`, doc: 'UDS listen path' });
+
+/**
+ * The keys of one `[mcp.servers.<name>]` table. The name prefixes the server's tools
+ * (`files__read_file`), so it is what an OpenAI function name may hold, without `__`.
+ */
+const MCP_SERVER: TablesSpec<McpServerConfig> = {
+  kind: 'tables',
+  default: {},
+  doc: 'MCP servers whose tools the agent may call, one table [mcp.servers.NAME] each',
+  name: { pattern: /^(?=.{1,32}$)[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/, rule: '1-32 letters, digits, - and single _ (not at either end)' },
+  entry: {
+    command: { kind: 'string', default: '', doc: 'Program of a stdio server (looked up in PATH); give command or url' },
+    args: { kind: 'strings', default: [], doc: 'Arguments of command' },
+    env: { kind: 'env', default: {}, doc: 'Environment variables for command, added to HOME, LOGNAME, PATH, SHELL, TERM and USER' },
+    cwd: { kind: 'path', default: '', optional: true, doc: "Working directory of command (default: exc's own)" },
+    url: { kind: 'string', default: '', doc: 'URL of a Streamable HTTP server; give command or url' },
+    enabled: { kind: 'boolean', default: true, doc: 'false: configured but not started' },
+    timeout_s: { kind: 'integer', default: 60, min: 1, max: MAX_DURATION_S, doc: 'Bound on connecting and on each tool call (seconds)' },
+    tools: { kind: 'strings', default: null, doc: 'The only tools offered to the model (default: all)' },
+    trusted: { kind: 'boolean', default: false, doc: 'true: its tools run without host approval' },
+  },
+  check(server) {
+    if ((server.command === '') === (server.url === '')) return 'needs either command (a stdio server) or url (a Streamable HTTP server), not both';
+    if (server.url !== '' && !/^https?:\/\/[^/\s]/.test(server.url)) return `url must be an http:// or https:// URL, got "${server.url}"`;
+    return undefined;
+  },
+};
 
 /** Every key, in the order ZINO.toml documents them. */
 export const SCHEMA: SchemaOf<ResolvedConfig> = {
@@ -254,6 +369,7 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
     audit_log: {
       kind: 'path',
       default: '',
+      optional: true,
       derived: 'beside [mem] data_dir: `<its parent>/audit.jsonl`',
       doc: 'JSON Lines audit log of every run and host-run decision (0600, append-only, fsynced)',
     },
@@ -307,6 +423,22 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
   },
   logging: {
     level: { kind: 'string', default: 'info', doc: 'Log level (ZINO_LOG_LEVEL overrides)' },
+  },
+  http: {
+    enabled: { kind: 'boolean', default: false, doc: 'Run the OpenAI-compatible HTTP front end (zino serve http)' },
+    listen: { kind: 'string', default: '127.0.0.1:8088', doc: 'host:port to listen on (loopback unless allow_non_loopback)' },
+    allow_non_loopback: { kind: 'boolean', default: false, doc: 'Allow listen on an address other than loopback' },
+    token_file: {
+      kind: 'path',
+      default: 'data/http.token',
+      doc: 'File holding the bearer token; created 0640 with a random token when missing',
+      derived: 'defaults to http.token beside [mem] data_dir',
+    },
+    max_body_bytes: { kind: 'integer', default: 4 * MiB, min: 1024, max: 1024 * MiB, doc: 'Largest request body (bytes); bigger gets 413' },
+    max_concurrent: { kind: 'integer', default: 64, min: 1, max: 65_536, doc: 'Chat completions served at once; more get 429' },
+  },
+  mcp: {
+    servers: MCP_SERVER,
   },
   limits: {
     max_frame_bytes: { kind: 'integer', default: 16 * MiB, min: 1024, max: 0xffff_ffff, doc: 'Largest frame accepted or sent (bytes)' },

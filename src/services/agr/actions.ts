@@ -9,6 +9,7 @@ import type { Usage } from '../../protocol/rtr.js';
 import type { Action, Placement } from './blocks.js';
 import { errorBody, formatResult } from './format.js';
 import type { RtrTarget, Sampling } from './llm.js';
+import { runMcpCall } from './mcp.js';
 import { fabricate } from './pipeline.js';
 
 /** How to reach exc; its default timeout bounds one execution call (exc's own timeout plus a margin). */
@@ -26,6 +27,10 @@ export interface ActionDeps {
   onApproval?: ((frame: ApprovalRequired) => Promise<void>) | undefined;
   /** The daemon channel, for exc's audit log. */
   channelId?: string | undefined;
+  /** Added to an MCP server's `timeout_s` for agr's bound on a call_tool. */
+  mcpMarginMs: number;
+  /** The executor tools' function names (for "unknown tool" messages). */
+  executorTools: readonly string[];
 }
 
 /** The outcome of one block: the response body and an exit code for the event. */
@@ -39,6 +44,7 @@ export async function runAction(action: Action, deps: ActionDeps): Promise<Actio
   try {
     if (action.kind === 'invalid') return { body: errorBody(action.error), exitCode: -1 };
     if (action.kind === 'tool') return await execute(deps, action.executor, action.code, action);
+    if (action.kind === 'mcp') return await runMcpCall({ ...deps, marginMs: deps.mcpMarginMs }, action.name, action.arguments);
     const { code } = await fabricate(deps.rtr, action.skill, action.request, deps.sampling, deps);
     if (code === '') return { body: errorBody(`the ${action.skill.name} skill produced no code for this request`), exitCode: -1 };
     // A skill's fabricated code runs where the task asked, under the same rules as a tool call.

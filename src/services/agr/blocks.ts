@@ -1,6 +1,7 @@
 /**
- * What a block asks for: a tool call (executor + code), a task (skill + request),
- * or nothing runnable, with the reason the model will be told.
+ * What a block asks for: a tool call (executor + code), a call of an MCP tool (its
+ * function name + arguments, resolved by exc), a task (skill + request), or nothing
+ * runnable, with the reason the model will be told.
  */
 import type { SkillDef, ToolDef } from '../../runtime/index.js';
 import type { Block } from '../../protocol/stream-parser.js';
@@ -14,6 +15,7 @@ export interface Placement {
 /** A runnable block, or why it is not. */
 export type Action =
   | ({ kind: 'tool'; name: string; executor: string; code: string } & Placement)
+  | { kind: 'mcp'; name: string; arguments: Record<string, unknown> }
   | ({ kind: 'task'; skill: SkillDef; request: string } & Placement)
   | { kind: 'invalid'; error: string };
 
@@ -23,8 +25,14 @@ export interface AgrCatalog {
   skills: readonly SkillDef[];
 }
 
+/** How blocks are read besides the catalog. */
+export interface InterpretOptions {
+  /** MCP servers are configured: a tool name the catalog does not have may be an MCP tool (exc decides). */
+  mcp?: boolean;
+}
+
 /** Interprets one block against the catalog. */
-export function interpretBlock(block: Block, catalog: AgrCatalog, maxBlockBytes: number): Action {
+export function interpretBlock(block: Block, catalog: AgrCatalog, maxBlockBytes: number, options: InterpretOptions = {}): Action {
   // Named without angle brackets: a response block never holds a tag but its own (format.ts).
   const tag = block.tag;
   if (block.oversized) {
@@ -42,22 +50,28 @@ export function interpretBlock(block: Block, catalog: AgrCatalog, maxBlockBytes:
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return invalid(`the ${tag} block must hold one JSON object`);
   const object = value as Record<string, unknown>;
-  return block.tag === 'tool_call' ? toolCall(object, catalog.tools) : task(object, catalog.skills);
+  return block.tag === 'tool_call' ? toolCall(object, catalog.tools, options.mcp === true) : task(object, catalog.skills);
 }
 
-function toolCall(object: Record<string, unknown>, tools: readonly ToolDef[]): Action {
+function toolCall(object: Record<string, unknown>, tools: readonly ToolDef[], mcp: boolean): Action {
   const { name } = object;
   if (typeof name !== 'string' || name === '') return invalid('the tool call needs a "name" (one of: ' + names(tools.map((t) => t.name)) + ')');
   const tool = tools.find((t) => t.name === name);
-  if (!tool) return invalid(`unknown tool "${name.slice(0, 64)}" (available: ${names(tools.map((t) => t.name))})`);
+  if (!tool && !mcp) return invalid(`unknown tool "${name.slice(0, 64)}" (available: ${names(tools.map((t) => t.name))})`);
   let args = object.arguments;
   // Some models encode arguments as a JSON string, as OpenAI's native tool calls do.
   if (typeof args === 'string') {
     try {
       args = JSON.parse(args);
     } catch {
-      return invalid('"arguments" must be an object like {"code": "…"}');
+      return invalid(tool ? '"arguments" must be an object like {"code": "…"}' : `"arguments" of ${name.slice(0, 64)} must be a JSON object`);
     }
+  }
+  if (!tool) {
+    // An MCP tool takes any object, checked by exc against its schema; no arguments at all is an empty object.
+    if (args === undefined) return { kind: 'mcp', name, arguments: {} };
+    if (args === null || typeof args !== 'object' || Array.isArray(args)) return invalid(`"arguments" of ${name.slice(0, 64)} must be a JSON object`);
+    return { kind: 'mcp', name, arguments: args as Record<string, unknown> };
   }
   if (args === null || typeof args !== 'object' || Array.isArray(args)) return invalid('"arguments" must be an object like {"code": "…"}');
   const code = (args as Record<string, unknown>).code;

@@ -20,6 +20,10 @@ export interface LoopDeps {
   exc: ExcTarget;
   catalog: AgrCatalog;
   maxBlockBytes: number;
+  /** MCP servers are configured: tool names outside the catalog go to exc's MCP tools. */
+  mcp: boolean;
+  /** Added to an MCP server's `timeout_s` for agr's bound on a call. */
+  mcpMarginMs: number;
 }
 
 /** One run's parameters. */
@@ -74,6 +78,8 @@ export async function runLoop(deps: LoopDeps, params: LoopParams, ctx: HandlerCo
     // Sent at once, not after the block: the run waits for the answer.
     onApproval: params.approvals ? (frame: ApprovalRequired) => sink.event(frame) : undefined,
     channelId: params.channelId,
+    mcpMarginMs: deps.mcpMarginMs,
+    executorTools: deps.catalog.tools.map((t) => t.name),
   };
 
   let assistant = '';
@@ -98,9 +104,12 @@ export async function runLoop(deps: LoopDeps, params: LoopParams, ctx: HandlerCo
         blocks++;
         reply += event.block.raw;
         if (params.stream) await sink.chunk(event.block.raw);
-        const action = interpretBlock(event.block, deps.catalog, deps.maxBlockBytes);
+        const action = interpretBlock(event.block, deps.catalog, deps.maxBlockBytes, { mcp: deps.mcp });
         if (params.events) await sink.event(callEvent(action));
-        ctx.log.info({ iteration: n, kind: action.kind, target: targetOf(action), host: action.kind !== 'invalid' && action.host }, 'block received');
+        ctx.log.info(
+          { iteration: n, kind: action.kind, target: targetOf(action), host: (action.kind === 'tool' || action.kind === 'task') && action.host },
+          'block received',
+        );
         const outcome = await runAction(action, actionDeps);
         await flushEvents();
         if (params.events) await sink.event({ type: 'tool_result', exit_code: outcome.exitCode, output: outcome.body });
@@ -130,12 +139,13 @@ export async function runLoop(deps: LoopDeps, params: LoopParams, ctx: HandlerCo
 }
 
 function callEvent(action: Action): ToolCallEvent {
-  const host = action.kind !== 'invalid' && action.host ? { host: true as const, reason: action.reason } : {};
+  const host = (action.kind === 'tool' || action.kind === 'task') && action.host ? { host: true as const, reason: action.reason } : {};
   if (action.kind === 'tool') return { type: 'tool_call', kind: 'tool', name: action.name, code: action.code, ...host };
+  if (action.kind === 'mcp') return { type: 'tool_call', kind: 'mcp', name: action.name, arguments: action.arguments };
   if (action.kind === 'task') return { type: 'tool_call', kind: 'task', skill: action.skill.name, request: action.request, ...host };
   return { type: 'tool_call', kind: 'invalid', error: action.error };
 }
 
 function targetOf(action: Action): string | undefined {
-  return action.kind === 'tool' ? action.name : action.kind === 'task' ? action.skill.name : undefined;
+  return action.kind === 'tool' || action.kind === 'mcp' ? action.name : action.kind === 'task' ? action.skill.name : undefined;
 }

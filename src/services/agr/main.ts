@@ -1,6 +1,7 @@
 /**
  * zino-agr: the agentic loop. Message: `run` (streamed `chunk`… `done`, or one
- * `result`). Tools and skills come from the catalog, reloaded on SIGHUP.
+ * `result`). Tools and skills come from the catalog, reloaded on SIGHUP; MCP tools
+ * from exc (`list_tools`, `call_tool`).
  */
 import {
   Endpoint,
@@ -37,6 +38,8 @@ const agr: ServiceDefinition = {
     // An execution may first wait for a person ([approval] timeout_s), then run ([exc] timeout).
     const excBoundMs = Math.min(MAX_TIMER_MS, (config.exc.timeout + config.approval.timeout_s) * 1000 + EXC_MARGIN_MS);
     const exc = new Endpoint(EXC, config.exc.socket, clientOptions(config, 'exc', { timeoutMs: excBoundMs }));
+    // With MCP servers configured, a tool name outside the catalog may be one of exc's MCP tools.
+    const mcp = Object.keys(config.mcp.servers).length > 0;
 
     return {
       ...bindHandlers(AGR)({
@@ -57,7 +60,8 @@ const agr: ServiceDefinition = {
             chunk: (text: string) => ctx.send({ type: 'chunk', delta: text }),
             event: (frame: AgrEvent | ApprovalRequired) => ctx.send(frame),
           };
-          const result = await runLoop({ rtr, exc, catalog, maxBlockBytes: config.agr.max_block_bytes }, params, ctx, sink);
+          const deps = { rtr, exc, catalog, maxBlockBytes: config.agr.max_block_bytes, mcp, mcpMarginMs: EXC_MARGIN_MS };
+          const result = await runLoop(deps, params, ctx, sink);
           const usage = result.usage ? { usage: result.usage } : {};
           ctx.log.info({ iterations: result.iterations, chars: result.text.length, limitReached: result.limitReached, ...usage }, 'run complete');
           return params.stream

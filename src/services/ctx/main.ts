@@ -10,6 +10,7 @@ import {
   fabricatorExamples,
   loadCatalog,
   optionalString,
+  parseMessages,
   requireString,
   type ChatMessage,
   type Logger,
@@ -33,10 +34,15 @@ export function buildHandler(config: Readonly<ResolvedConfig>, examples: () => C
   return async (request, ctx) => {
     const userMessage = requireString(request, 'user_message');
     const channelId = optionalString(request, 'channel_id');
+    const given = request.history === undefined || request.history === null ? undefined : parseMessages(request.history, 'history');
     const { hard_memory_top_k: topK, history_limit: historyLimit, max_context_tokens: maxTokens } = config.ctx;
     const [hard, history] = await Promise.all([
       topK > 0 && userMessage.trim() !== '' ? fetchHardMemories(config, userMessage, topK, ctx) : Promise.resolve([]),
-      channelId !== undefined && channelId !== '' ? fetchHistory(config, channelId, historyLimit, ctx) : Promise.resolve([]),
+      given !== undefined
+        ? Promise.resolve(lastMessages(given, historyLimit))
+        : channelId !== undefined && channelId !== ''
+          ? fetchHistory(config, channelId, historyLimit, ctx)
+          : Promise.resolve([]),
     ]);
     const trimmed = fitBytes(
       fitBudget({ examples: examples(), hard: hard ?? [], history: history ?? [] }, maxTokens),
@@ -52,11 +58,17 @@ export function buildHandler(config: Readonly<ResolvedConfig>, examples: () => C
         droppedHardMemories: trimmed.droppedHard,
         tokens: trimmed.tokens,
         missing: [...(hard ? [] : ['hard_memories']), ...(history ? [] : ['history'])],
+        historyFrom: given !== undefined ? 'request' : 'channel',
       },
       'context built',
     );
     return { type: 'context', messages };
   };
+}
+
+/** The last `limit` messages (all when 0), as mem's `get_history` counts them. */
+function lastMessages(messages: ChatMessage[], limit: number): ChatMessage[] {
+  return limit > 0 && messages.length > limit ? messages.slice(-limit) : messages;
 }
 
 const definition: ServiceDefinition = {

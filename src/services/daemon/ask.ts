@@ -16,7 +16,9 @@ import {
   clientOptions,
   connect,
   optionalBoolean,
+  optionalNumber,
   optionalString,
+  parseMessages,
   requireString,
   textOf,
   type ErrorFrame,
@@ -45,6 +47,11 @@ export async function ask(
   const streamed = optionalBoolean(req, 'stream') ?? false;
   const events = optionalBoolean(req, 'events') ?? false;
   const approvals = optionalBoolean(req, 'approvals') ?? false;
+  const history = req.history === undefined || req.history === null ? undefined : parseMessages(req.history, 'history');
+  const sampling = {
+    temperature: optionalNumber(req, 'temperature', { min: 0, max: 2 }) ?? config.agent.temperature,
+    top_p: optionalNumber(req, 'top_p', { min: 0, max: 1 }) ?? config.agent.top_p,
+  };
 
   const started = performance.now();
   const release = channelId === undefined ? undefined : await lock.acquire(channelId, ctx.signal);
@@ -58,12 +65,12 @@ export async function ask(
   agrConnection.catch(() => undefined);
   let handedOver = false;
   try {
-    const prompt = await assemblePrompt(config, message, channelId, ctx);
+    const prompt = await assemblePrompt(config, message, { channelId, history }, ctx);
     let text = '';
     let firstChunkMs: number | undefined;
     let terminal: DoneFrame | ResponseFrame | ErrorFrame | undefined;
     handedOver = true;
-    for await (const frame of dispatch(config, { messages: prompt.messages, stream: streamed, events, approvals, channelId }, ctx, agrConnection)) {
+    for await (const frame of dispatch(config, { messages: prompt.messages, stream: streamed, events, sampling, approvals, channelId }, ctx, agrConnection)) {
       if (frame.type === 'chunk') {
         firstChunkMs ??= performance.now() - started;
         // Checked: agr's frames are another process's data.

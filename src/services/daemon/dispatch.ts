@@ -27,6 +27,8 @@ export interface Dispatch {
   /** The client answers approvals. */
   approvals: boolean;
   channelId?: string | undefined;
+  /** The request's sampling (its own, else `[agent]`'s). */
+  sampling: { temperature: number; top_p: number };
 }
 
 /** A frame for the daemon's client: progress, then the terminal `done`, `response` or `error`. */
@@ -47,8 +49,8 @@ export async function* dispatch(
     'run',
     {
       messages: job.messages,
-      temperature: config.agent.temperature,
-      top_p: config.agent.top_p,
+      temperature: job.sampling.temperature,
+      top_p: job.sampling.top_p,
       max_iterations: config.agr.max_iterations,
       stream: job.stream,
       request_id: ctx.requestId,
@@ -94,7 +96,7 @@ async function* throughRtr(config: Readonly<ResolvedConfig>, job: Dispatch, ctx:
   }
   const frames = rtr.stream(
     'infer',
-    { messages: job.messages, temperature: config.agent.temperature, top_p: config.agent.top_p, stream: streaming, request_id: ctx.requestId },
+    { messages: job.messages, temperature: job.sampling.temperature, top_p: job.sampling.top_p, stream: streaming, request_id: ctx.requestId },
     { mergeChunks: true },
   );
   for await (const frame of frames) {

@@ -13,14 +13,24 @@ export interface Prompt {
   missing: ('sys' | 'ctx')[];
 }
 
-/** Builds the prompt for `message` on `channelId`. */
-export async function assemblePrompt(config: Readonly<ResolvedConfig>, message: string, channelId: string | undefined, ctx: HandlerContext): Promise<Prompt> {
+/** Where the history comes from: the request's own `history`, else the channel's stored one. */
+export interface HistorySource {
+  channelId?: string | undefined;
+  history?: ChatMessage[] | undefined;
+}
+
+/** Builds the prompt for `message`, with the history of `source`. */
+export async function assemblePrompt(config: Readonly<ResolvedConfig>, message: string, source: HistorySource, ctx: HandlerContext): Promise<Prompt> {
   const options = { signal: ctx.signal, timeoutMs: config.daemon.dependency_timeout_ms };
   const sys = new Endpoint(SYS, config.sys.socket, clientOptions(config, 'sys', options));
   const ctxService = new Endpoint(CTX, config.ctx.socket, clientOptions(config, 'ctx', options));
   const [system, context] = await Promise.allSettled([
     sys.request('get', { request_id: ctx.requestId }),
-    ctxService.request('build', { user_message: message, request_id: ctx.requestId, ...(channelId === undefined ? {} : { channel_id: channelId }) }),
+    ctxService.request('build', {
+      user_message: message,
+      request_id: ctx.requestId,
+      ...(source.history !== undefined ? { history: source.history } : source.channelId !== undefined ? { channel_id: source.channelId } : {}),
+    }),
   ]);
   ctx.signal.throwIfAborted();
   const messages: ChatMessage[] = [];

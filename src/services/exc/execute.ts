@@ -9,8 +9,9 @@ import type { ExecuteResult, ValidationReply } from '../../protocol/exc.js';
 import type { ResolvedConfig } from '../../runtime/index.js';
 import { codeFileName, type Executor } from './executors.js';
 import { MARKER_VARIABLE } from './kill.js';
+import { killUser } from './run-users.js';
 import { runProgram } from './run.js';
-import { sandboxArgv, type SandboxState } from './sandbox.js';
+import { WORKDIR_GROUP, sandboxArgv, type SandboxState } from './sandbox.js';
 import { createWorkdir, removeWorkdir } from './workdir.js';
 
 /** Bound on static analysis, in milliseconds. */
@@ -42,24 +43,34 @@ export async function execute(deps: ExecuteDeps, executor: Executor, code: strin
   const started = performance.now();
   const fileName = codeFileName(executor);
   const sandboxed = !onHost && deps.sandbox.active && deps.sandbox.bwrap !== undefined;
-  // As root, the sandboxed program (and its static analysis) runs as `nobody`, which must own its working directory.
-  const runAs = sandboxed ? deps.sandbox.runAs : undefined;
-  const workdir = await createWorkdir(fileName, code, runAs);
+  // The sandboxed program (and its static analysis) runs, in the host view, as a uid of the run's own (run-users.ts); in the
+  // private view under a root exc as `nobody`. That user owns its working directory. A host run runs as exc's own user.
+  const runUser = sandboxed && deps.sandbox.host ? await deps.sandbox.host.users.acquire(signal) : undefined;
+  const runAs = runUser ? { uid: runUser.uid, gid: runUser.gid } : sandboxed ? deps.sandbox.runAs : undefined;
+  const user = runUser ? undefined : runAs ? 'nobody' : safeUserName();
+  const workdir = await createWorkdir(fileName, code, runAs, runUser ? WORKDIR_GROUP : undefined).catch((err: unknown) => {
+    runUser?.release();
+    throw err;
+  });
   try {
-    const validation = executor.validator ? await analyse(executor.validator, fileName, workdir, signal, runAs) : undefined;
+    const validation = executor.validator ? await analyse(executor.validator, fileName, workdir, signal, runAs, user) : undefined;
     const marker = randomUUID();
     const argv = [...executor.tool.command, fileName];
     const maxDisk = deps.config.exc.max_disk_bytes;
     const result = await runProgram({
-      argv: sandboxed ? sandboxArgv(deps.sandbox.bwrap as string, workdir, argv, deps.hidden(), maxDisk) : argv,
+      argv: sandboxed ? sandboxArgv(deps.sandbox, { workdir, argv, hidden: deps.hidden(), maxDiskBytes: maxDisk, user: runAs }) : argv,
       cwd: workdir,
-      env: programEnv(workdir, marker, runAs),
-      ...(runAs ? { runAs } : {}),
+      env: programEnv(workdir, marker, user),
+      // In the host view bwrap runs as root and setpriv switches the program to the run's user.
+      ...(runAs && !runUser ? { runAs } : {}),
       timeoutMs: deps.config.exc.timeout * 1000,
       maxOutputBytes: deps.config.exc.max_output_bytes,
       signal,
       marker,
       disk: { dir: workdir, bytes: maxDisk, prlimit: deps.prlimit },
+      // The seccomp filter for bwrap's --seccomp, and, in the host view, the end of everything the run's uid still runs.
+      fd3: sandboxed ? deps.sandbox.seccomp : undefined,
+      killRest: runUser ? () => killUser(runUser) : undefined,
     });
     const limit = deps.config.exc.max_output_bytes;
     let { stdout, stderr } = result;
@@ -82,6 +93,7 @@ export async function execute(deps: ExecuteDeps, executor: Executor, code: strin
     return { reply, leftovers: result.leftovers };
   } finally {
     await removeWorkdir(workdir);
+    runUser?.release();
   }
 }
 
@@ -96,7 +108,7 @@ export async function validate(executor: Executor, code: string, signal: AbortSi
   const fileName = codeFileName(executor);
   const workdir = await createWorkdir(fileName, code, runAs);
   try {
-    const { ok, errors } = await analyse(executor.validator, fileName, workdir, signal, runAs);
+    const { ok, errors } = await analyse(executor.validator, fileName, workdir, signal, runAs, runAs ? 'nobody' : safeUserName());
     return { type: 'validation', ok, errors };
   } finally {
     await removeWorkdir(workdir);
@@ -108,13 +120,14 @@ async function analyse(
   fileName: string,
   workdir: string,
   signal: AbortSignal,
-  runAs?: { uid: number; gid: number },
+  runAs: { uid: number; gid: number } | undefined,
+  user: string | undefined,
 ): Promise<{ ok: boolean; errors: string }> {
   const marker = randomUUID();
   const result = await runProgram({
     argv: [...validator, fileName],
     cwd: workdir,
-    env: programEnv(workdir, marker, runAs),
+    env: programEnv(workdir, marker, user),
     ...(runAs ? { runAs } : {}),
     timeoutMs: VALIDATION_TIMEOUT_MS,
     maxOutputBytes: VALIDATION_OUTPUT_BYTES,
@@ -131,10 +144,10 @@ async function analyse(
 
 /**
  * The program's environment: nothing of exc's own (no API key, no config paths),
- * just what programs need, plus the run's marker.
+ * just what programs need, plus the run's marker. `USER` and `LOGNAME` are `user`
+ * when it has a name (a host-view run's uid has none).
  */
-function programEnv(workdir: string, marker: string, runAs?: { uid: number; gid: number }): Record<string, string> {
-  const user = runAs ? 'nobody' : safeUserName();
+function programEnv(workdir: string, marker: string, user: string | undefined): Record<string, string> {
   return {
     PATH: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     HOME: workdir,

@@ -4,7 +4,8 @@
  * bounded in time (`[exc] timeout`) and output (`[exc] max_output_bytes`), happen in a
  * fresh private working directory, and are sandboxed by bubblewrap per `[exc] sandbox`.
  * A run on the host goes through `[approval]` (supervise.ts); every run is in the
- * audit log (`[exc] audit_log`).
+ * audit log (`[exc] audit_log`). It also keeps the sessions with the `[mcp.servers]`
+ * (`list_tools`, `call_tool`; mcp/).
  */
 import { existsSync } from 'node:fs';
 import {
@@ -25,8 +26,10 @@ import { execute, validate } from './execute.js';
 import { buildExecutors, describeExecutor, type Executor } from './executors.js';
 import { hostUserId, localHostRunner } from './host.js';
 import { listApprovals } from './listing.js';
+import { startMcp } from './mcp/index.js';
 import { compileRules } from './policy.js';
-import { SANDBOX_UID, detectSandbox, hiddenPaths, reachableBy } from './sandbox.js';
+import { isRunUid, sweepRunUsers } from './run-users.js';
+import { SANDBOX_UID, analysisUser, detectSandbox, hiddenPaths, reachableBy } from './sandbox.js';
 import { supervise } from './supervise.js';
 import { which } from './which.js';
 import { sweepStaleWorkdirs } from './workdir.js';
@@ -52,14 +55,16 @@ const exc: ServiceDefinition = {
     if (!prlimit) log.warn({}, 'prlimit not found: a single file a run writes is bounded only by the periodic check of [exc] max_disk_bytes');
     // Run directories of an exc that was SIGKILLed (it cannot clean up) hold model code and its output.
     await sweepStaleWorkdirs({
-      // As root, also `nobody`'s: a root exc that sandboxed (now or before a config change) chowned them.
-      owners: [process.geteuid?.() ?? -1, ...(process.geteuid?.() === 0 ? [SANDBOX_UID] : [])],
+      // As root, also those of `nobody` and of run uids: a root exc that sandboxed (now or before a config change) chowned them.
+      owners: (uid) => uid === process.geteuid?.() || (process.geteuid?.() === 0 && (uid === SANDBOX_UID || isRunUid(uid))),
       startedAt: Date.now() - process.uptime() * 1000,
       maxRunMs: config.exc.timeout * 1000 + RUN_MARGIN_MS,
       log,
     });
+    // Host view: what runs of a killed exc left running under their uids (no PID namespace ended them with it).
+    if (sandbox.host) await sweepRunUsers(log);
     if (sandbox.refusal) log.error({ reason: sandbox.refusal }, 'sandbox required but unusable; execute will be refused');
-    else log.info({ sandbox: sandbox.active ? 'bwrap' : 'none', reason: sandbox.reason, hidden: hidden() }, 'sandbox decided');
+    else log.info({ sandbox: sandbox.active ? 'bwrap' : 'none', view: sandbox.view ?? null, reason: sandbox.reason, hidden: hidden() }, 'sandbox decided');
     log.info({ executors: [...executors.values()].map((e) => ({ name: e.name, validator: e.validator?.[0] ?? null })) }, 'executors loaded');
 
     const approval = config.approval;
@@ -92,6 +97,7 @@ const exc: ServiceDefinition = {
     };
     const names = (): string => [...executors.keys()].join(', ') || 'none';
     const find = (name: string): Executor | undefined => executors.get(name);
+    const mcp = startMcp(config, log);
 
     return {
       ...bindHandlers(EXC)({
@@ -130,7 +136,7 @@ const exc: ServiceDefinition = {
           const code = requireString(request, 'code');
           const executor = find(name);
           if (!executor) return { type: 'validation', ok: false, errors: `unknown executor "${name.slice(0, 64)}" (available: ${names()})` };
-          return validate(executor, code, ctx.signal, sandbox.active ? sandbox.runAs : undefined);
+          return validate(executor, code, ctx.signal, analysisUser(sandbox));
         },
         approve: (request, ctx) => {
           const id = requireString(request, 'id');
@@ -145,8 +151,14 @@ const exc: ServiceDefinition = {
           return { type: 'ok' };
         },
         approvals: (request) => listApprovals(book, optionalString(request, 'id'), config.limits.max_frame_bytes),
+        list_tools: (request) => mcp.listTools(request),
+        call_tool: (request, ctx) => mcp.callTool(request, ctx),
       }),
-      close: () => audit.close(),
+      reload: () => mcp.reload(),
+      close: async () => {
+        await mcp.close();
+        await audit.close();
+      },
     };
   },
 };

@@ -32,6 +32,13 @@ export interface RunOptions {
    * every {@link DISK_POLL_MS} ms; going over stops the program.
    */
   disk?: { dir: string; bytes: number; prlimit?: string | undefined };
+  /** Given to the program on file descriptor 3 (bwrap's seccomp filter), then closed. */
+  fd3?: Buffer | undefined;
+  /**
+   * Ends whatever is left of the run once the program exits, as a whole (the host
+   * view's per-run uid, see run-users.ts); returns how many processes there were.
+   */
+  killRest?: (() => Promise<number>) | undefined;
 }
 
 /** What happened. */
@@ -68,8 +75,21 @@ export function runProgram(options: RunOptions): Promise<RunResult> {
     let killTimer: NodeJS.Timeout | undefined;
     // libuv drops supplementary groups when it switches uid or gid.
     const ids = options.runAs ? { uid: options.runAs.uid, gid: options.runAs.gid } : {};
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...ids });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe', options.fd3 ? 'pipe' : 'ignore'],
+      ...ids,
+    });
     const pid = child.pid;
+    const [, out, err, extra] = child.stdio;
+    if (!out || !err) throw new Error('spawn gave the program no output pipes');
+    if (options.fd3 && extra && 'end' in extra) {
+      // EPIPE when the program exits before reading it: the exit says what happened.
+      extra.on('error', () => undefined);
+      extra.end(options.fd3);
+    }
 
     const stop = (reason: StopReason): void => {
       if (stopped || pid === undefined) return;
@@ -95,10 +115,10 @@ export function runProgram(options: RunOptions): Promise<RunResult> {
     options.signal.addEventListener('abort', onAbort, { once: true });
     if (options.signal.aborted) onAbort();
 
-    child.stdout.on('data', (chunk: Buffer) => {
+    out.on('data', (chunk: Buffer) => {
       if (!stdout.push(chunk)) stop('output');
     });
-    child.stderr.on('data', (chunk: Buffer) => {
+    err.on('data', (chunk: Buffer) => {
       if (!stderr.push(chunk)) stop('output');
     });
 
@@ -113,13 +133,14 @@ export function runProgram(options: RunOptions): Promise<RunResult> {
       options.signal.removeEventListener('abort', onAbort);
       // Background leftovers die with the run; then the pipes close and we can read to the end.
       if (pid !== undefined) signalGroup(pid, 'SIGKILL');
-      const leftovers = await killMarked(options.marker);
+      const rest = options.killRest ? await options.killRest() : 0;
+      const leftovers = rest + (await killMarked(options.marker));
       // A file cut at RLIMIT_FSIZE kills only its writer (SIGXFSZ); the program may go on and exit 0.
       const diskFull = stopped === 'disk' || (disk !== undefined && (await diskUsage(disk.dir)) >= disk.bytes);
-      await Promise.race([drained(child.stdout), new Promise((r) => setTimeout(r, 1000))]);
-      await Promise.race([drained(child.stderr), new Promise((r) => setTimeout(r, 1000))]);
-      child.stdout.destroy();
-      child.stderr.destroy();
+      await Promise.race([drained(out), new Promise((r) => setTimeout(r, 1000))]);
+      await Promise.race([drained(err), new Promise((r) => setTimeout(r, 1000))]);
+      out.destroy();
+      err.destroy();
       resolve({
         exitCode: stopped === 'timeout' ? 124 : exitCode,
         stdout: stdout.text(),

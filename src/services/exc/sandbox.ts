@@ -1,20 +1,52 @@
 /**
- * The bubblewrap sandbox: no network, read-only root, private /tmp and /dev/shm of
- * `[exc] max_disk_bytes` each, the working directory, its own PID namespace (when the program exits, everything it started
- * dies with it), killed when exc dies. ZINO's own sockets, memory and config are
- * hidden from the code.
+ * The bubblewrap sandbox: read-only root, private /tmp and /dev/shm of
+ * `[exc] max_disk_bytes` each, the working directory, no network connections, no
+ * capability, bwrap killed when exc dies, ZINO's own sockets, memory and config hidden.
  *
- * The program never holds a capability. bwrap started by an ordinary user puts it
- * in a user namespace of its own with none; bwrap started by root would not (the
- * program would be real root, able to remount / read-write and unmount what hides
- * ZINO's files), so when exc runs as root bwrap itself is started as
- * {@link SANDBOX_UID} (`nobody`) and behaves exactly as for an ordinary user.
+ * Two views of the host, chosen by who exc runs as:
+ *
+ * - **host** (exc is root): the program sees the host as it is. bwrap runs as root
+ *   *without* a user namespace, so file owners are the host's (`/etc/passwd` is
+ *   root's, not `nobody`'s); it keeps the host's PID namespace and /proc (read-only),
+ *   so `ps` lists the host's processes with their real pids; and the host's network
+ *   namespace, so `ip addr`, `ip route` and `ss` show the host's interfaces, routes
+ *   and sockets. What keeps it from acting: every mount read-only but its working
+ *   directory and private /tmp and /dev/shm; bwrap drops every capability but the
+ *   three setpriv needs to become the run's own unprivileged user (run-users.ts:
+ *   a uid no other process has, plus the log groups `adm` and `systemd-journal`),
+ *   with no capability left, not even in the bounding set, and no_new_privs; and a
+ *   seccomp filter (seccomp.ts) that refuses Internet, packet and most other socket
+ *   families, io_uring and new user namespaces.
+ * - **private** (exc is not root, or the host view cannot be set up): the earlier
+ *   sandbox, `--unshare-all`: bwrap needs a user namespace, which maps only exc's
+ *   own user (every other owner shows as `nobody`), its own PID namespace and /proc
+ *   (only the run's processes), an empty network namespace (only `lo`). Sharing the
+ *   host's /proc or network there would give the program exc's own uid over the
+ *   host's processes of that user (ZINO's services, under `zino up` the user's
+ *   session): their memory, environment, mount view and abstract sockets. When exc
+ *   runs as root and falls back to this view, bwrap itself is started as
+ *   {@link SANDBOX_UID} (`nobody`) so that the program is not root.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { SERVICE_NAMES, type ResolvedConfig, type SandboxMode } from '../../runtime/index.js';
+import { RunUsers } from './run-users.js';
+import { seccompFilter, seccompUnsupported } from './seccomp.js';
 import { which } from './which.js';
+
+/** How sandboxed programs see the host. */
+export type SandboxView = 'host' | 'private';
+
+/** Host view: how each program becomes its run's own user. */
+export interface HostView {
+  /** Absolute path of setpriv(1). */
+  setpriv: string;
+  /** Supplementary groups: those of {@link LOG_GROUPS} that exist. */
+  groups: { name: string; gid: number }[];
+  /** The run uids of this exc. */
+  users: RunUsers;
+}
 
 /** Whether runs are sandboxed, and why (not). */
 export interface SandboxState {
@@ -27,69 +59,249 @@ export interface SandboxState {
   reason: string;
   /** Set when `mode = "bwrap"` but it cannot be used: every execute is refused with this. */
   refusal?: string;
-  /** The uid and gid bwrap (and so the program) runs as, when not exc's own: exc runs as root. */
+  /** How the program sees the host, when active. */
+  view?: SandboxView;
+  /** Host view only. */
+  host?: HostView;
+  /** Private view under a root exc: the uid and gid bwrap (and so the program) runs as, `nobody`. */
   runAs?: { uid: number; gid: number };
+  /** The seccomp filter loaded into every program (always in the host view; in the private view when the machine allows). */
+  seccomp?: Buffer;
 }
 
-/** The uid and gid sandboxed programs run as when exc runs as root: `nobody`. */
+/** The uid and gid sandboxed programs run as in the private view when exc runs as root, and static analysis for `validate`: `nobody`. */
 export const SANDBOX_UID = 65534;
 
-/** Who bwrap must run as: `nobody` when exc is root, else exc's own user (undefined). */
+/** Groups a host-view run belongs to, when they exist: they may read the system's logs (files in /var/log, the journal). */
+export const LOG_GROUPS = ['adm', 'systemd-journal'] as const;
+
+/**
+ * Host view: the working directory belongs to the run's user and to group root with
+ * mode 0710, so that bwrap (root, but without CAP_DAC_OVERRIDE by then) can enter it.
+ */
+export const WORKDIR_GROUP = 0;
+
+/** The file descriptor bwrap reads the seccomp filter from. */
+export const SECCOMP_FD = 3;
+
+/** Who bwrap must run as in the private view: `nobody` when exc is root, else exc's own user (undefined). */
 export function sandboxUser(euid: number | undefined = process.geteuid?.()): { uid: number; gid: number } | undefined {
   return euid === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : undefined;
 }
 
-/** Decides how to run code under `mode`, probing bubblewrap once. */
-export function detectSandbox(mode: SandboxMode): SandboxState {
+/** Who runs static analysis for `validate` (no sandbox there): `nobody` when exc is root and sandboxes, else exc's own user. */
+export function analysisUser(state: SandboxState, euid: number | undefined = process.geteuid?.()): { uid: number; gid: number } | undefined {
+  return state.active ? sandboxUser(euid) : undefined;
+}
+
+/** What {@link detectSandbox} looks at; each defaults to this process and machine (tests replace them). */
+export interface DetectOptions {
+  euid?: number | undefined;
+  /** Node's `process.arch`. */
+  arch?: string;
+  /** Where to look for bwrap and setpriv. */
+  path?: string;
+  /** /etc/group's text. */
+  groupFile?: string;
+}
+
+/** Decides how to run code under `mode`, probing bubblewrap (and the host view's pieces) once. */
+export function detectSandbox(mode: SandboxMode, options: DetectOptions = {}): SandboxState {
   if (mode === 'none') return { mode, active: false, reason: 'sandbox disabled by [exc] sandbox = "none"' };
-  const bwrap = which('bwrap');
-  const runAs = sandboxUser();
-  const problem = bwrap ? probe(bwrap, runAs) : 'bubblewrap (bwrap) is not installed';
-  if (bwrap && problem === undefined) {
-    const as = runAs ? `, programs run as uid ${runAs.uid} because exc runs as root` : '';
-    return { mode, active: true, bwrap, reason: `bubblewrap at ${bwrap}${as}`, ...(runAs ? { runAs } : {}) };
+  const euid = 'euid' in options ? options.euid : process.geteuid?.();
+  const searchPath = options.path ?? process.env.PATH ?? '';
+  const bwrap = which('bwrap', searchPath);
+  if (!bwrap) return unusable(mode, 'bubblewrap (bwrap) is not installed');
+  const sh = which('sh', searchPath) ?? '/bin/sh';
+  const unsupported = seccompUnsupported(options.arch);
+  const filter = unsupported ? undefined : seccompFilter(options.arch);
+
+  let noHostView = 'exc is not root';
+  if (euid === 0) {
+    const setpriv = which('setpriv', searchPath);
+    if (!setpriv) noHostView = 'setpriv (util-linux) is not installed';
+    else if (!filter) noHostView = unsupported ?? 'no seccomp filter';
+    else {
+      const groups = logGroups(options.groupFile);
+      const users = new RunUsers();
+      // No run yet: the first uid of exc's block is free.
+      const probeUser = { uid: users.block[0] as number, gid: users.block[0] as number };
+      const argv = [bwrap, ...hostArgs(1024 * 1024), '--seccomp', '0', '--', ...setprivArgv(setpriv, probeUser, groups), sh, '-c', PROBE_SCRIPT];
+      const problem = probe(argv, filter, undefined, true);
+      if (problem === undefined) {
+        const names = groups.map((g) => g.name).join(', ');
+        return {
+          mode,
+          active: true,
+          bwrap,
+          view: 'host',
+          host: { setpriv, groups, users },
+          seccomp: filter,
+          reason:
+            `bubblewrap at ${bwrap}, host view: programs see the host's processes, network and file owners read-only, ` +
+            `each run as a uid of its own with no capabilities${names ? ` (groups ${names})` : ''}; ` +
+            'no network connections (seccomp allows only unix and netlink sockets)',
+        };
+      }
+      noHostView = `bubblewrap cannot set it up here (${problem})`;
+    }
   }
-  if (mode === 'bwrap') return { mode, active: false, reason: problem ?? 'unusable', refusal: `[exc] sandbox = "bwrap" but ${problem}` };
+
+  // The private view.
+  const runAs = sandboxUser(euid);
+  const privateArgv = [bwrap, ...privateArgs(1024 * 1024)];
+  let seccomp = filter;
+  let seccompNote = unsupported ? `; no seccomp filter (${unsupported})` : '';
+  let problem = probe([...privateArgv, ...(filter ? ['--seccomp', '0'] : []), '--', sh, '-c', PROBE_SCRIPT], filter, runAs, filter !== undefined);
+  if (problem !== undefined && filter) {
+    // Without the filter this view still holds (its network namespace is empty); say so.
+    const withoutFilter = probe([...privateArgv, '--', sh, '-c', PROBE_SCRIPT], undefined, runAs, false);
+    if (withoutFilter === undefined) {
+      seccompNote = `; no seccomp filter (${problem})`;
+      seccomp = undefined;
+      problem = undefined;
+    }
+  }
+  if (problem !== undefined) {
+    const as = runAs ? ` as uid ${runAs.uid} (exc runs as root; bwrap needs unprivileged user namespaces)` : '';
+    const host = euid === 0 ? `; no host view: ${noHostView}` : '';
+    return unusable(mode, `bubblewrap cannot create a sandbox here${as} (${problem})${host}`);
+  }
+  const as = runAs ? `, programs run as uid ${runAs.uid} because exc runs as root` : '';
+  return {
+    mode,
+    active: true,
+    bwrap,
+    view: 'private',
+    ...(runAs ? { runAs } : {}),
+    ...(seccomp ? { seccomp } : {}),
+    reason:
+      `bubblewrap at ${bwrap}${as}, private view (no host view: ${noHostView}): programs see only their own processes, ` +
+      `only a loopback network, and owners other than exc's own user as nobody${seccompNote}`,
+  };
+}
+
+function unusable(mode: SandboxMode, problem: string): SandboxState {
+  if (mode === 'bwrap') return { mode, active: false, reason: problem, refusal: `[exc] sandbox = "bwrap" but ${problem}` };
   return { mode, active: false, reason: `running without a sandbox: ${problem}` };
 }
 
-/** Runs a trivial sandboxed command; returns why it failed, or `undefined` when it works. */
-function probe(bwrap: string, runAs: { uid: number; gid: number } | undefined): string | undefined {
-  const result = spawnSync(bwrap, [...baseArgs(), '--', 'true'], { timeout: 10_000, encoding: 'utf8', cwd: '/', ...(runAs ?? {}) });
-  if (result.status === 0) return undefined;
-  const detail = (result.stderr || result.error?.message || `exit ${String(result.status)}`).trim().split('\n')[0];
-  const as = runAs ? ` as uid ${runAs.uid} (exc runs as root; bwrap needs unprivileged user namespaces)` : '';
-  return `bubblewrap cannot create a sandbox here${as} (${detail})`;
+/** Prints the two lines of /proc/self/status that must hold in the sandbox, with the shell alone. */
+const PROBE_SCRIPT = 'while read -r k v _; do case $k in Seccomp:) s=$v;; CapEff:) c=$v;; esac; done < /proc/self/status; echo "seccomp=$s capeff=$c"';
+
+/**
+ * Runs the sandbox once with {@link PROBE_SCRIPT} (the filter, when given, on stdin:
+ * `--seccomp 0`); returns why it failed, or `undefined` when it started and the
+ * program holds no capability and (when `filtered`) runs under the filter.
+ */
+function probe(argv: string[], filter: Buffer | undefined, runAs: { uid: number; gid: number } | undefined, filtered: boolean): string | undefined {
+  const [command, ...args] = argv as [string, ...string[]];
+  const result = spawnSync(command, args, { timeout: 10_000, encoding: 'utf8', cwd: '/', input: filter ?? '', ...(runAs ?? {}) });
+  if (result.status !== 0) return (result.stderr || result.error?.message || `exit ${String(result.status)}`).trim().split('\n')[0];
+  const seen = result.stdout.trim();
+  const want = `seccomp=${filtered ? '2' : '0'} capeff=0000000000000000`;
+  return seen === want ? undefined : `the probe saw "${seen}", not "${want}"`;
+}
+
+/** The groups of {@link LOG_GROUPS} that exist in /etc/group. */
+export function logGroups(groupFile?: string): { name: string; gid: number }[] {
+  let text = groupFile;
+  if (text === undefined) {
+    try {
+      text = readFileSync('/etc/group', 'utf8');
+    } catch {
+      return [];
+    }
+  }
+  const found: { name: string; gid: number }[] = [];
+  for (const name of LOG_GROUPS) {
+    const line = text.split('\n').find((l) => l.startsWith(`${name}:`));
+    const gid = Number(line?.split(':')[2]);
+    if (line && Number.isInteger(gid) && gid > 0) found.push({ name, gid });
+  }
+  return found;
+}
+
+/** File systems both views share: the host's root read-only, a minimal /dev, sized private /dev/shm and /tmp. */
+function fileSystems(maxDiskBytes: number, proc: boolean): string[] {
+  const size = String(maxDiskBytes);
+  return [
+    ...['--ro-bind', '/', '/', '--dev', '/dev', '--size', size, '--tmpfs', '/dev/shm'],
+    ...(proc ? ['--proc', '/proc'] : []),
+    ...['--size', size, '--tmpfs', '/tmp'],
+  ];
+}
+
+/** The private view: every namespace of its own (bwrap adds the user namespace), a fresh /proc of its PID namespace. */
+function privateArgs(maxDiskBytes: number): string[] {
+  return ['--die-with-parent', '--new-session', '--unshare-all', ...fileSystems(maxDiskBytes, true)];
 }
 
 /**
- * `maxDiskBytes` sizes the two tmpfs the program may write to, /tmp and /dev/shm
- * (unsized, each could take half the RAM); the working directory is bounded by the run.
+ * The host view: bwrap as root, no user, PID, network or cgroup namespace of its own
+ * (the host's /proc comes read-only with `/`); its own IPC (SysV objects of the host
+ * are not the program's to change) and UTS namespaces. bwrap keeps only the
+ * capabilities setpriv needs to drop to the run's user, and setpriv leaves the
+ * program none. Without CAP_DAC_OVERRIDE bwrap enters the working directory by its
+ * group: {@link WORKDIR_GROUP}.
  */
-function baseArgs(maxDiskBytes = 1024 * 1024): string[] {
-  const size = String(maxDiskBytes);
+function hostArgs(maxDiskBytes: number): string[] {
   return [
-    ...['--die-with-parent', '--new-session', '--unshare-all', '--ro-bind', '/', '/', '--dev', '/dev', '--size', size, '--tmpfs', '/dev/shm'],
-    ...['--proc', '/proc', '--size', size, '--tmpfs', '/tmp'],
+    ...['--die-with-parent', '--new-session', '--unshare-ipc', '--unshare-uts'],
+    ...['--cap-drop', 'ALL', '--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP'],
+    ...fileSystems(maxDiskBytes, false),
   ];
 }
 
 /**
- * Paths the sandboxed code must not see: ZINO's sockets, memory and config file.
- * Left out: those under /tmp (the sandbox has its own), and, when programs run as
- * `runAs`, those it cannot reach because a directory above them keeps it out (it
- * cannot see them anyway, and bwrap, running as that user, could not mount over them).
+ * setpriv to the run's user: its uid and gid, the log groups, no inheritable or
+ * bounding capability (the switch from root clears the others), no_new_privs.
+ * (No parent-death signal: bwrap's monitor keeps no CAP_KILL, so the kernel could
+ * not deliver it to another uid; run-users.ts ends the run's processes instead.)
+ */
+function setprivArgv(setpriv: string, user: { uid: number; gid: number }, groups: { gid: number }[]): string[] {
+  return [
+    setpriv,
+    ...['--reuid', String(user.uid), '--regid', String(user.gid)],
+    ...(groups.length > 0 ? ['--groups', groups.map((g) => g.gid).join(',')] : ['--clear-groups']),
+    ...['--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'],
+  ];
+}
+
+/**
+ * Sockets of host services that act for any local caller, so that a program could
+ * use them to get round the sandbox: systemd-resolved's and nscd's resolve names
+ * (sending DNS queries out for it, which the seccomp filter would otherwise stop);
+ * journald's append to the system log. Reading the configuration next to them
+ * (`/run/systemd/resolve/resolv.conf`) and the journal itself stays possible.
+ */
+export const HOST_SERVICE_SOCKETS: { dirs: readonly string[]; files: readonly string[] } = {
+  dirs: ['/run/systemd/journal'],
+  files: ['/run/systemd/resolve/io.systemd.Resolve', '/run/systemd/resolve/io.systemd.Resolve.Monitor', '/run/nscd/socket'],
+};
+
+/**
+ * Paths the sandboxed code must not see: ZINO's sockets, memory and config file;
+ * {@link HOST_SERVICE_SOCKETS}; and, when exc is not root, its user's runtime
+ * directory (`/run/user/UID`: the session bus and systemd's user manager answer
+ * that uid, which the program has). Left out: those that do not exist, those under
+ * /tmp (the sandbox has its own), and, when programs run as `runAs`, those it cannot
+ * reach because a directory above them keeps it out (it cannot see them anyway, and
+ * bwrap, running as that user, could not mount over them).
  */
 export function hiddenPaths(
   config: Readonly<ResolvedConfig>,
   configFile: string | null,
   runAs?: { uid: number; gid: number },
+  euid: number | undefined = process.geteuid?.(),
+  hostSockets: { dirs: readonly string[]; files: readonly string[] } = HOST_SERVICE_SOCKETS,
 ): { dirs: string[]; files: string[] } {
-  const dirs = new Set<string>([config.mem.data_dir]);
+  const dirs = new Set<string>([config.mem.data_dir, ...hostSockets.dirs]);
   for (const name of SERVICE_NAMES) dirs.add(path.dirname(config[name].socket));
+  if (euid !== undefined && euid !== 0) dirs.add(`/run/user/${euid}`);
   const visible = (p: string): boolean => !isUnder(p, '/tmp') && (runAs === undefined || reachableBy(p, runAs));
   const existingDirs = [...dirs].filter((d) => isDirectory(d) && visible(d));
-  const files = configFile && existsSync(configFile) && visible(configFile) ? [configFile] : [];
+  const files = [...(configFile ? [configFile] : []), ...hostSockets.files].filter((f) => existsSync(f) && !isDirectory(f) && visible(f));
   return { dirs: existingDirs, files };
 }
 
@@ -117,13 +329,35 @@ export function reachableBy(target: string, who: { uid: number; gid: number }): 
   }
 }
 
-/** The bwrap command line that runs `argv` with `workdir` as its private working directory. */
-export function sandboxArgv(bwrap: string, workdir: string, argv: string[], hidden: { dirs: string[]; files: string[] }, maxDiskBytes: number): string[] {
-  const args = [bwrap, ...baseArgs(maxDiskBytes)];
+/** One run in the sandbox. */
+export interface SandboxRun {
+  workdir: string;
+  /** The program and its arguments. */
+  argv: string[];
+  hidden: { dirs: string[]; files: string[] };
+  maxDiskBytes: number;
+  /** Host view: the run's user. */
+  user?: { uid: number; gid: number } | undefined;
+}
+
+/**
+ * The command line that runs `run.argv` in the sandbox `state` describes, with its
+ * working directory the only writable place besides /tmp and /dev/shm. When
+ * `state.seccomp` is set, the filter must be given on fd {@link SECCOMP_FD}.
+ */
+export function sandboxArgv(state: SandboxState, run: SandboxRun): string[] {
+  if (!state.active || !state.bwrap) throw new Error('sandboxArgv: no sandbox');
+  const host = state.view === 'host' ? state.host : undefined;
+  if (state.view === 'host' && (!host || !run.user)) throw new Error('sandboxArgv: the host view needs its setpriv and a run user');
+  const args = [state.bwrap, ...(host ? hostArgs(run.maxDiskBytes) : privateArgs(run.maxDiskBytes))];
   // Read-only: an empty writable tmpfs would be unbounded room to write.
-  for (const dir of hidden.dirs) args.push('--tmpfs', dir, '--remount-ro', dir);
-  for (const file of hidden.files) args.push('--ro-bind', '/dev/null', file);
-  args.push('--bind', workdir, workdir, '--chdir', workdir, '--', ...argv);
+  for (const dir of run.hidden.dirs) args.push('--tmpfs', dir, '--remount-ro', dir);
+  for (const file of run.hidden.files) args.push('--ro-bind', '/dev/null', file);
+  args.push('--bind', run.workdir, run.workdir, '--chdir', run.workdir);
+  if (state.seccomp) args.push('--seccomp', String(SECCOMP_FD));
+  args.push('--');
+  if (host && run.user) args.push(...setprivArgv(host.setpriv, run.user, host.groups));
+  args.push(...run.argv);
   return args;
 }
 

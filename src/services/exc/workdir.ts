@@ -11,15 +11,20 @@ import type { Logger } from '../../runtime/index.js';
 /** Prefix of every run directory under the system temp dir. */
 export const WORKDIR_PREFIX = 'zino-exc-';
 
-/** Creates a 0700 directory under the system temp dir and writes `code` to `fileName` in it, both owned by `owner` when given. */
-export async function createWorkdir(fileName: string, code: string, owner?: { uid: number; gid: number }): Promise<string> {
+/**
+ * Creates a 0700 directory under the system temp dir and writes `code` to `fileName`
+ * in it, both owned by `owner` when given. `dirGroup`: the directory's group instead
+ * of the owner's, with mode 0710 (it may enter, nothing more).
+ */
+export async function createWorkdir(fileName: string, code: string, owner?: { uid: number; gid: number }, dirGroup?: number): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), `${WORKDIR_PREFIX}${process.pid}-`));
   await chmod(dir, 0o700);
   const file = path.join(dir, fileName);
   await writeFile(file, code, { mode: 0o600 });
   if (owner) {
     await chown(file, owner.uid, owner.gid);
-    await chown(dir, owner.uid, owner.gid);
+    await chown(dir, owner.uid, dirGroup ?? owner.gid);
+    if (dirGroup !== undefined) await chmod(dir, 0o710);
   }
   return dir;
 }
@@ -48,8 +53,8 @@ async function makeWritable(dir: string): Promise<void> {
 
 /** What {@link sweepStaleWorkdirs} needs to know. */
 export interface SweepOptions {
-  /** The uids whose directories are ours: exc's own, and `nobody` when exc runs as root and sandboxes. */
-  owners: number[];
+  /** Whether a directory owned by `uid` is ours: exc's own, and when exc runs as root `nobody`'s and the run uids'. */
+  owners: (uid: number) => boolean;
   /** When this exc started (ms since the epoch): nothing newer is touched. */
   startedAt: number;
   /**
@@ -82,7 +87,7 @@ export async function sweepStaleWorkdirs(options: SweepOptions): Promise<string[
     const dir = path.join(base, name);
     try {
       const stats = await lstat(dir);
-      if (!stats.isDirectory() || !options.owners.includes(stats.uid) || stats.mtimeMs >= options.startedAt) continue;
+      if (!stats.isDirectory() || !options.owners(stats.uid) || stats.mtimeMs >= options.startedAt) continue;
       const pid = /^(\d+)-/.exec(name.slice(WORKDIR_PREFIX.length))?.[1];
       const stale = pid !== undefined ? Number(pid) !== process.pid && !isAlive(Number(pid)) : stats.mtimeMs < options.startedAt - options.maxRunMs;
       if (!stale) continue;

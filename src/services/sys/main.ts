@@ -8,6 +8,10 @@
  * it is not empty, replaces it at start and on every reload, so what `zino mem soft`
  * stored survives a restart of sys. mem may start after sys: it is asked again
  * every second for up to 30 s.
+ *
+ * With `[mcp.servers]` configured, the tool list also holds the MCP tools exc offers
+ * (`list_tools`), asked for at start (again every second for up to 30 s while exc is
+ * not up) and on every reload; exc sends sys a `reload` when its tools change.
  */
 import { readFile } from 'node:fs/promises';
 import {
@@ -22,20 +26,25 @@ import {
   type ResolvedConfig,
   type ServiceDefinition,
 } from '../../runtime/index.js';
+import { EXC, type McpTool } from '../../protocol/exc.js';
 import { MEM } from '../../protocol/mem.js';
 import { SYS, type SystemPromptReply } from '../../protocol/sys.js';
 import { renderPrompt } from './render.js';
 
 /** Bound on asking mem for the soft memory, in ms. */
 const SOFT_MEMORY_TIMEOUT_MS = 1000;
+/** Bound on asking exc for its MCP tools, in ms. */
+const MCP_TOOLS_TIMEOUT_MS = 2000;
 
 /** The prompt and what it was rendered from. */
 class SystemPrompt {
   private catalog: Catalog = { tools: [], skills: [], problems: [] };
   private template = '';
   private softMemory: string;
+  private mcpTools: McpTool[] = [];
   private rendered = '';
   private readonly mem: Endpoint<typeof MEM>;
+  private readonly exc: Endpoint<typeof EXC> | undefined;
 
   constructor(
     private readonly config: Readonly<ResolvedConfig>,
@@ -44,6 +53,11 @@ class SystemPrompt {
     this.softMemory = config.sys.soft_memory;
     // 1 s: sys asks at start, before it listens, and every second while mem is not up yet.
     this.mem = new Endpoint(MEM, config.mem.socket, clientOptions(config, 'mem', { timeoutMs: SOFT_MEMORY_TIMEOUT_MS }));
+    // Without MCP servers exc has no tools to offer: sys never asks.
+    this.exc =
+      Object.keys(config.mcp.servers).length > 0
+        ? new Endpoint(EXC, config.exc.socket, clientOptions(config, 'exc', { timeoutMs: MCP_TOOLS_TIMEOUT_MS }))
+        : undefined;
   }
 
   get content(): string {
@@ -81,6 +95,27 @@ class SystemPrompt {
     }
   }
 
+  /**
+   * Takes exc's MCP tools. Returns false when exc could not be asked (the tools
+   * listed before stay: a restarting exc tells sys again once its servers are up).
+   */
+  async syncMcpTools(): Promise<boolean> {
+    if (!this.exc) return true;
+    try {
+      const reply = await this.exc.request('list_tools', {});
+      const tools = Array.isArray(reply.tools) ? reply.tools : [];
+      if (JSON.stringify(tools) !== JSON.stringify(this.mcpTools)) {
+        this.mcpTools = tools;
+        this.render();
+        this.log.info({ mcpTools: tools.map((t) => t.name) }, 'mcp tools taken from exc');
+      }
+      return true;
+    } catch (err) {
+      this.log.debug({ reason: (err as Error).message }, 'exc not reachable for the mcp tools');
+      return false;
+    }
+  }
+
   setSoftMemory(content: string): string {
     this.softMemory = content;
     this.render();
@@ -92,6 +127,7 @@ class SystemPrompt {
       template: this.template,
       personality: this.config.sys.personality,
       tools: this.catalog.tools,
+      mcpTools: this.mcpTools,
       skills: this.catalog.skills,
       maxIterations: this.config.agent.max_iterations,
       softMemory: this.softMemory,
@@ -129,11 +165,16 @@ const sys: ServiceDefinition = {
   async create(config, log) {
     const prompt = new SystemPrompt(config, log);
     await prompt.reload();
-    // mem may come up after us (zino up starts everything at once): keep asking for a while.
+    // mem and exc may come up after us (zino up starts everything at once): keep asking for a while.
     let tries = 0;
     let retry: NodeJS.Timeout | undefined;
+    let softMemoryDone = false;
+    let mcpToolsDone = false;
     const sync = async (): Promise<void> => {
-      if (!(await prompt.syncSoftMemory()) && ++tries < 30) {
+      const [soft, mcp] = await Promise.all([softMemoryDone || prompt.syncSoftMemory(), mcpToolsDone || prompt.syncMcpTools()]);
+      softMemoryDone = soft;
+      mcpToolsDone = mcp;
+      if (!(soft && mcp) && ++tries < 30) {
         retry = setTimeout(() => void sync(), 1000);
         retry.unref();
       }
@@ -141,7 +182,7 @@ const sys: ServiceDefinition = {
     await sync();
     const reload = async (): Promise<string> => {
       await prompt.reload();
-      await prompt.syncSoftMemory();
+      await Promise.all([prompt.syncSoftMemory(), prompt.syncMcpTools()]);
       return prompt.content;
     };
     const reply = (content: string): SystemPromptReply => ({ type: 'system_prompt', content });

@@ -1,0 +1,143 @@
+/**
+ * exc's MCP servers together: one {@link McpSession} per `[mcp.servers.<name>]`,
+ * the tool list they make (`list_tools`), and the one path every call takes
+ * (`call_tool`): find the tool, check the arguments against its schema, ask
+ * {@link gateMcpCall}, call, bound the result.
+ */
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { InvalidRequestError, ZinoError, type Logger, type ResolvedConfig } from '../../../runtime/index.js';
+import type { CallToolResult, McpTool, McpToolAnnotations, ToolsReply } from '../../../protocol/exc.js';
+import { boundContent } from './content.js';
+import { gateMcpCall, runsWithoutApproval } from './gate.js';
+import { functionName } from './names.js';
+import { loadMcpSdk } from './sdk.js';
+import { McpSession } from './session.js';
+
+/** What a call needs besides its request. */
+export interface CallContext {
+  signal: AbortSignal;
+  log: Logger;
+}
+
+/** All configured MCP servers. */
+export class McpHub {
+  private readonly sessions: McpSession[];
+  private fingerprint = '[]';
+
+  /** `onToolsChanged` is called whenever the tool list `list()` gives has changed. */
+  constructor(
+    private readonly config: Readonly<ResolvedConfig>,
+    private readonly log: Logger,
+    private readonly onToolsChanged: () => void,
+  ) {
+    const deps = { log, sdk: loadMcpSdk, onChange: () => this.changed() };
+    this.sessions = Object.entries(config.mcp.servers).map(([name, server]) => new McpSession(name, server, deps));
+  }
+
+  /** True when at least one server is configured. */
+  get configured(): boolean {
+    return this.sessions.length > 0;
+  }
+
+  /** Starts every enabled server in the background; none waits for another. */
+  start(): void {
+    for (const session of this.sessions) session.start();
+    if (this.configured) this.log.info({ servers: this.sessions.map((s) => s.name) }, 'mcp servers starting');
+  }
+
+  /** The tools of the servers that are up, named for the model, and every server's state. */
+  list(): ToolsReply {
+    const taken = new Set<string>();
+    const tools: McpTool[] = [];
+    for (const session of this.sessions) {
+      for (const tool of session.offered) tools.push(describeTool(session, tool, functionName(session.name, tool.name, taken)));
+    }
+    return { type: 'tools', tools, servers: this.sessions.map((s) => s.status()) };
+  }
+
+  /** Calls `tool` of `server` with `args`: checked, gated, bounded. Throws a ZinoError for a call that cannot be made. */
+  async call(server: string, tool: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
+    const session = this.sessions.find((s) => s.name === server);
+    if (!session) {
+      throw new InvalidRequestError(
+        `no MCP server "${server.slice(0, 64)}" is configured (configured: ${this.sessions.map((s) => s.name).join(', ') || 'none'})`,
+      );
+    }
+    if (!session.isUp) throw new ZinoError('UPSTREAM_UNAVAILABLE', session.downMessage());
+    const found = session.offered.find((t) => t.name === tool);
+    if (!found) {
+      const allowed = session.config.tools === null ? '' : ` (only [mcp.servers.${server}] tools are offered)`;
+      throw new InvalidRequestError(
+        `the MCP server "${server}" has no tool "${tool.slice(0, 128)}"${allowed}; it has: ${session.offered.map((t) => t.name).join(', ')}`,
+      );
+    }
+    const check = session.arguments?.checkFor(found.inputSchema);
+    if (typeof check === 'function') {
+      const problem = check(args);
+      if (problem !== undefined) {
+        // Named as the model knows it.
+        const name = this.list().tools.find((t) => t.server === server && t.tool === tool)?.name ?? tool;
+        throw new InvalidRequestError(`the arguments do not match the input schema of ${name}: ${problem}`);
+      }
+    } else if (check) ctx.log.warn({ server, tool, reason: check.error }, 'mcp input schema not compiled; arguments passed on unchecked');
+
+    const decision = gateMcpCall(server, tool, session.trusted, annotationsOf(found));
+    if (decision.approval === 'refused') {
+      ctx.log.info({ server, tool, approval: decision.approval }, 'mcp tool call refused');
+      return { type: 'tool_result', content: [{ type: 'text', text: decision.message ?? 'needs host approval' }], is_error: true, approval: 'refused' };
+    }
+    const started = performance.now();
+    const outcome = await session.call(tool, args, ctx.signal);
+    const durationMs = Math.round(performance.now() - started);
+    const blocks = Array.isArray(outcome.content) ? (outcome.content as unknown[]) : [];
+    const { content, truncated } = boundContent(blocks, outcome.structuredContent, this.config.exc.max_output_bytes);
+    const isError = outcome.isError === true;
+    ctx.log.info({ server, tool, approval: decision.approval, is_error: isError, truncated, durationMs }, 'mcp tool called');
+    return { type: 'tool_result', content, is_error: isError, approval: decision.approval, ...(truncated ? { truncated } : {}), duration_ms: durationMs };
+  }
+
+  /** SIGHUP: every up server lists its tools again; a down one is tried again now. */
+  reload(): void {
+    for (const session of this.sessions) session.reload();
+  }
+
+  /** Ends every session (stdio servers are stopped). */
+  async close(): Promise<void> {
+    await Promise.all(this.sessions.map((s) => s.close()));
+  }
+
+  /** A session changed: tell the listener when the tool list did. */
+  private changed(): void {
+    const fingerprint = JSON.stringify(this.list().tools);
+    if (fingerprint === this.fingerprint) return;
+    this.fingerprint = fingerprint;
+    this.onToolsChanged();
+  }
+}
+
+function annotationsOf(tool: Tool): McpToolAnnotations | undefined {
+  const a = tool.annotations;
+  if (!a) return undefined;
+  const out: McpToolAnnotations = {};
+  if (typeof a.title === 'string') out.title = a.title;
+  for (const key of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) {
+    const value = a[key];
+    if (typeof value === 'boolean') out[key] = value;
+  }
+  return out;
+}
+
+function describeTool(session: McpSession, tool: Tool, name: string): McpTool {
+  const annotations = annotationsOf(tool);
+  const title = tool.title ?? annotations?.title;
+  return {
+    name,
+    server: session.name,
+    tool: tool.name,
+    ...(title === undefined ? {} : { title }),
+    description: tool.description ?? title ?? `The ${tool.name} tool of the MCP server ${session.name}.`,
+    input_schema: tool.inputSchema,
+    ...(annotations ? { annotations } : {}),
+    runs_without_approval: runsWithoutApproval(session.trusted, annotations),
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * sys lists the MCP tools exc offers in the system prompt, as OpenAI function
+ * definitions, and follows them: when exc's tools change (a server goes down, comes
+ * back), exc tells sys and the prompt changes with no SIGHUP; sys started before exc
+ * picks them up once exc is there.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { request } from '../../src/runtime/index.js';
+import { startService, writeTestConfig, type StartedService } from '../../src/testing/suite.js';
+import { filesystem, serverState } from '../helpers/mcp.js';
+import { tempDir, waitFor } from '../helpers/util.js';
+
+const started: StartedService[] = [];
+let cleanups: (() => void)[] = [];
+afterEach(async () => {
+  for (const service of started.splice(0).reverse()) expect(await service.stop()).toEqual({ code: 0, signal: null });
+  for (const cleanup of cleanups) cleanup();
+  cleanups = [];
+});
+
+/** The function definitions of sys's prompt, by name. */
+async function functions(sysSocket: string): Promise<Map<string, { name: string; description: string; parameters: Record<string, unknown> }>> {
+  const { content } = await request(sysSocket, { type: 'get' });
+  const lines = String(content)
+    .split('\n')
+    .filter((l) => l.startsWith('{"type":"function"'));
+  const defs = lines.map((l) => (JSON.parse(l) as { function: { name: string; description: string; parameters: Record<string, unknown> } }).function);
+  return new Map(defs.map((d) => [d.name, d]));
+}
+
+function config(): { file: string; share: string } {
+  const { dir, cleanup } = tempDir('zsysm');
+  cleanups.push(cleanup);
+  const share = path.join(dir, 'share');
+  mkdirSync(share);
+  const { file } = writeTestConfig(dir, {
+    exc: { sandbox: 'none' },
+    mcp: { servers: { files: filesystem(share, { tools: ['read_text_file', 'list_directory'] }) } },
+  });
+  return { file, share };
+}
+
+describe('sys with MCP tools', () => {
+  it('lists them after the executors, follows a server going down and back, and picks them up from an exc that starts later', async () => {
+    const { file } = config();
+    // sys first: exc is not there yet.
+    const sys = await startService('sys', file);
+    started.push(sys);
+    expect([...(await functions(sys.socket)).keys()]).toEqual(['execute_bash', 'execute_python3']);
+    const exc = await startService('exc', file);
+    started.push(exc);
+
+    const names = ['execute_bash', 'execute_python3', 'files__read_text_file', 'files__list_directory'];
+    await waitFor(async () => (await functions(sys.socket)).size === 4, 'the MCP tools in the prompt');
+    const defs = await functions(sys.socket);
+    expect([...defs.keys()]).toEqual(names);
+    expect(defs.get('files__read_text_file')?.description).toMatch(/^Read the complete contents of a file/);
+    expect(defs.get('files__read_text_file')?.parameters).toMatchObject({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'] });
+    expect(defs.get('files__read_text_file')?.parameters).not.toHaveProperty('$schema');
+
+    // The server dies: its tools leave the prompt, and come back when exc has restarted it.
+    const pid = (await serverState(exc.socket, 'files'))?.pid;
+    process.kill(pid ?? 0, 'SIGKILL');
+    await waitFor(async () => (await functions(sys.socket)).size === 2, 'the MCP tools to leave the prompt');
+    await waitFor(async () => (await functions(sys.socket)).size === 4, 'the MCP tools to come back');
+    // exc logs after sys has answered its reload, so the line may come after the prompt changed.
+    await waitFor(() => exc.logs.filter((l) => l.msg === 'sys told that the mcp tools changed').length >= 3, 'exc to log that it told sys three times');
+  });
+});
