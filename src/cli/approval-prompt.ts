@@ -2,8 +2,9 @@
  * Asking a person, in place, whether a host run may go ahead: `zino ask` and
  * `zino chat` on a terminal show the program (whole, or its first 40 lines and how
  * many more), the executor and the model's reason, and take `y`, `n` or `a`
- * (always, for the rest of this request). `--yes` answers yes to every host run of
- * the request without asking.
+ * (always, for the rest of this request). A call of an MCP tool that may change the
+ * host is asked the same way, showing the server, the tool and its arguments.
+ * `--yes` answers yes to every host run of the request without asking.
  */
 import readline from 'node:readline';
 import type { ApprovalAnswer, ApprovalHandler, ApprovalRequired } from '../client/index.js';
@@ -24,6 +25,19 @@ export function describeApproval(request: ApprovalRequired, now = Date.now()): s
   const more = lines.length - SHOWN_LINES;
   const left = Math.max(0, Math.round((Date.parse(request.expires_at) - now) / 1000));
   const expires = Number.isFinite(left) ? `, expires in ${left} s` : '';
+  if (request.mcp) {
+    return [
+      '',
+      'ZINO wants to call this MCP tool, which may change things on the host (it runs outside the sandbox):',
+      `  server:   ${oneLine(request.mcp.server)}`,
+      `  tool:     ${oneLine(request.mcp.tool)} (${oneLine(request.executor)})`,
+      `  approval: ${oneLine(request.id)}${expires}`,
+      '  arguments:',
+      ...shown,
+      ...(more > 0 ? [`  … ${more} more line${more === 1 ? '' : 's'} (zino approvals ${oneLine(request.id)} shows them all)`] : []),
+      '',
+    ].join('\n');
+  }
   return [
     '',
     request.no_sandbox
@@ -58,14 +72,15 @@ export function approvalHandler(mode: ApprovalMode, write: (text: string) => voi
   let always = false;
   return async (request): Promise<ApprovalAnswer | undefined> => {
     if (signal.aborted) return undefined;
-    const first = oneLine(request.code.split('\n').find((l) => l.trim() !== '') ?? '');
+    const first = request.mcp ? oneLine(request.executor) : oneLine(request.code.split('\n').find((l) => l.trim() !== '') ?? '');
     if (mode.kind === 'yes' || always) {
       write(`[host] approved (${mode.kind === 'yes' ? '--yes' : 'always for this request'}): ${first}\n`);
       return { decision: 'allow' };
     }
     write(describeApproval({ ...request, code: printable(request.code) }));
+    const question = request.mcp ? 'Call it?' : 'Run it on the host?';
     for (;;) {
-      const typed = await mode.question('Run it on the host? [y]es / [n]o / [a]lways for this request: ', signal);
+      const typed = await mode.question(`${question} [y]es / [n]o / [a]lways for this request: `, signal);
       if (signal.aborted) return undefined;
       const answer = (typed ?? 'n').trim().toLowerCase();
       if (answer === 'y' || answer === 'yes') return { decision: 'allow' };

@@ -179,7 +179,9 @@ export class ExcClient {
 
   /**
    * Calls MCP tool `tool` of `server` (checked against its schema, then its approval
-   * decided; see docs/mcp.md). A tool's own failure, or a refusal, is a result with
+   * decided; see docs/mcp.md). A tool that may change the host, on a server that is not
+   * trusted, goes through `[approval]`: nobody can be asked on this call, so
+   * `unattended` applies. A tool's own failure, or a refusal, is a result with
    * `is_error`, not a thrown error.
    */
   callTool(server: string, tool: string, args: Record<string, unknown> = {}, options: CallOptions = {}): Promise<CallToolResult> {

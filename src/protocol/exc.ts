@@ -30,19 +30,29 @@ export const MAX_REASON_CHARS = 2000;
 /** Longest approval `note`, in characters. */
 export const MAX_NOTE_CHARS = 2000;
 
+/** What an approval is about when it is a call of an MCP tool rather than a program. */
+export interface McpCallAsked {
+  /** The `[mcp.servers.<server>]`. */
+  server: string;
+  /** The tool's name on that server. */
+  tool: string;
+}
+
 /**
- * Progress frame of `execute` (sent only to a caller that set `approvals`): a host
- * run waits for a person. Answer it with `approve` on a new connection (to the
- * daemon, which passes it on, or to exc) before `expires_at`.
+ * Progress frame of `execute` and `call_tool` (sent only to a caller that set
+ * `approvals`): a host run, or a call of an MCP tool that needs approval, waits for a
+ * person. Answer it with `approve` on a new connection (to the daemon, which passes
+ * it on, or to exc) before `expires_at`.
  */
 export interface ApprovalRequired {
   type: 'approval_required';
   /** What `approve` names; unique among the pending and recently settled approvals. */
   id: string;
+  /** The executor; for an MCP call the tool's function name as the model called it (`files__write_file`). */
   executor: string;
-  /** The whole program that would run. */
+  /** The whole program that would run; for an MCP call its arguments as indented JSON. */
   code: string;
-  /** The model's reason ("" when it gave none). */
+  /** The model's reason ("" when it gave none; an MCP call has none). */
   reason: string;
   /** When an unanswered approval becomes a denial (ISO 8601, UTC). */
   expires_at: string;
@@ -50,6 +60,8 @@ export interface ApprovalRequired {
   request_id?: string;
   /** ZINO extra: true when the run is on the host because no sandbox can be used here (not because the model asked). */
   no_sandbox?: boolean;
+  /** ZINO extra: present when this is a call of an MCP tool (`code` then holds its arguments). */
+  mcp?: McpCallAsked;
 }
 
 /** One pending approval in an `approvals` reply. */
@@ -69,6 +81,7 @@ export interface PendingApproval {
   request_id: string;
   channel_id?: string;
   no_sandbox?: boolean;
+  mcp?: McpCallAsked;
 }
 
 /** Characters of each program an `approvals` listing shows (ask for one `id` to see it whole). */
@@ -175,7 +188,7 @@ export interface ExcCapabilitiesRequest {
 /** The hints an MCP server gives about a tool (MCP `ToolAnnotations`); none is a promise. */
 export interface McpToolAnnotations {
   title?: string;
-  /** The tool does not change its environment. A call runs without host approval. */
+  /** The tool does not change its environment. A call skips the host-run approval policy. */
   readOnlyHint?: boolean;
   destructiveHint?: boolean;
   idempotentHint?: boolean;
@@ -198,7 +211,10 @@ export interface McpTool {
   /** The JSON Schema of its arguments (an object schema). */
   input_schema: Record<string, unknown>;
   annotations?: McpToolAnnotations;
-  /** Whether a call would run now: the server is `trusted`, or the tool is annotated `readOnlyHint`. */
+  /**
+   * Whether a call skips `[approval]`: the server is `trusted`, or the tool is annotated
+   * `readOnlyHint`. Otherwise each call is decided like a host run (asked, allowed or refused).
+   */
   runs_without_approval: boolean;
 }
 
@@ -264,6 +280,13 @@ export interface CallToolRequest {
   /** Checked against the tool's input schema before the call. @default {} */
   arguments?: Record<string, unknown> | undefined;
   request_id?: string | undefined;
+  /**
+   * ZINO extra: the caller passes `approval_required` frames on to someone who can
+   * answer them. Without it a call that needs a person gets `[approval] unattended`.
+   */
+  approvals?: boolean | undefined;
+  /** ZINO extra: the daemon channel the call belongs to, for the audit log. */
+  channel_id?: string | undefined;
 }
 
 /** The outcome of `call_tool`. A tool that failed is a result with `is_error`, not an error frame. */
@@ -272,8 +295,14 @@ export interface CallToolResult {
   content: McpContent[];
   /** The tool reported a failure, or the call was refused (`approval` says so). */
   is_error: boolean;
-  /** Why it ran or was refused: `trusted` server, `read_only` tool, or `refused` (needs host approval). */
-  approval: 'trusted' | 'read_only' | 'refused';
+  /**
+   * Why it ran or was refused: `trusted` server, `read_only` tool, `approved` (allowed
+   * under `[approval]`: by a person, the mode or `unattended`), or `refused` (by the
+   * policy or a person; nothing was sent to the server).
+   */
+  approval: 'trusted' | 'read_only' | 'approved' | 'refused';
+  /** ZINO extra: for `approved` and `refused`, how it was decided, as in the audit log (`approved`, `policy:allow`, `denied`, `timeout`, `unattended:deny`, …). */
+  decision?: string;
   /** The text was cut at `[exc] max_output_bytes`. */
   truncated?: boolean;
   duration_ms?: number;
@@ -287,5 +316,5 @@ export const EXC = {
   validate: message<ValidateRequest, ValidationReply>('validate', { validation: true }),
   capabilities: message<ExcCapabilitiesRequest, ExcCapabilities>('capabilities', { capabilities: true }),
   list_tools: message<ListToolsRequest, ToolsReply>('list_tools', { tools: true }),
-  call_tool: message<CallToolRequest, CallToolResult>('call_tool', { tool_result: true }),
+  call_tool: message<CallToolRequest, CallToolResult, ApprovalRequired>('call_tool', { tool_result: true }),
 } as const;

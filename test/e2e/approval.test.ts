@@ -2,16 +2,18 @@
  * Supervised action end to end (issue 14): real services, the mock LLM through the
  * real openai SDK, a client that opts in to approvals on one connection and answers
  * them on others. A host run's proof is a file it writes outside the sandbox; every
- * case is checked in exc's audit log.
+ * case is checked in exc's audit log. The same for a call of an MCP tool that may
+ * change the host (issue 16): server-filesystem's write_file on an untrusted server.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RemoteError, request, stream, type Frame } from '../../src/runtime/index.js';
 import { detectSandbox } from '../../src/services/exc/sandbox.js';
 import type { ServiceGroup } from '../../src/testing/suite.js';
+import { filesystem, serverState } from '../helpers/mcp.js';
 import { startWithMock, useMockLlm } from '../helpers/mock.js';
-import { waitFor } from '../helpers/util.js';
+import { tempDir, waitFor } from '../helpers/util.js';
 
 // The sandboxed case must run in CI (.ci/run installs bubblewrap); locally it needs a working bwrap.
 const BWRAP = detectSandbox('auto').active;
@@ -272,5 +274,132 @@ describe('approval under [approval] mode = "deny"', () => {
     expect(text(out)).toContain('It was refused.');
     expect(existsSync(proof)).toBe(false);
     expect(audit(group, 'appr-deny')).toEqual([expect.objectContaining({ event: 'decision', decision: 'deny', how: 'policy:deny' })]);
+  });
+});
+
+describe('MCP tools that may change the host, under [approval] mode = "ask"', () => {
+  let group: ServiceGroup;
+  let cleanup: () => void;
+  let cleanupShare: () => void;
+  let share: string;
+  let daemon: string;
+
+  /** A model that calls `name` with `args`, then reports what came back. */
+  function mcpCallScript(name: string, args: Record<string, unknown>): void {
+    llm.script({
+      rules: [
+        { role: 'user', reply: `On it.<tool_call>${JSON.stringify({ name, arguments: args })}</tool_call>` },
+        { role: 'assistant', match: 'the operator denied this', reply: ' The operator said no, so I did not do it.' },
+        { role: 'assistant', match: 'error: ', reply: ' It was refused.' },
+        { role: 'assistant', reply: ' Done.' },
+      ],
+    });
+  }
+
+  beforeAll(async () => {
+    ({ dir: share, cleanup: cleanupShare } = tempDir('zapms'));
+    mkdirSync(share, { recursive: true });
+    ({ group, cleanup } = await startWithMock(llm.mock, ['daemon', 'rtr', 'agr', 'exc'], 'zapm', {
+      exc: { sandbox: 'auto' },
+      approval: { mode: 'ask' },
+      // Untrusted: write_file is not annotated read-only, so [approval] decides each call; read_text_file is.
+      mcp: { servers: { files: filesystem(share) } },
+    }));
+    daemon = group.get('daemon').socket;
+    await waitFor(async () => (await serverState(group.get('exc').socket, 'files'))?.state === 'up', 'the MCP server to be up');
+  });
+  afterAll(async () => {
+    const exits = await group.stop();
+    for (const exit of Object.values(exits)) expect(exit).toEqual({ code: 0, signal: null });
+    cleanup();
+    cleanupShare();
+  });
+  beforeEach(() => llm.script({}));
+
+  it('asks before an untrusted write, takes the yes from a second connection, then the tool runs', async () => {
+    const target = path.join(share, 'approved.txt');
+    const args = { path: target, content: 'written after a yes' };
+    mcpCallScript('files__write_file', args);
+    const { frames, approval } = askWithApprovals(daemon, { message: 'write it', request_id: 'mcp-yes', channel_id: 'mcpch' });
+    const asked = await approval;
+    expect(asked).toMatchObject({
+      type: 'approval_required',
+      executor: 'files__write_file',
+      code: JSON.stringify(args, null, 2),
+      reason: '',
+      request_id: 'mcp-yes',
+      mcp: { server: 'files', tool: 'write_file' },
+    });
+    expect(existsSync(target)).toBe(false);
+    const listed = await request(daemon, { type: 'approvals' });
+    expect(listed.pending).toEqual([
+      expect.objectContaining({ id: asked.id, executor: 'files__write_file', channel_id: 'mcpch', mcp: { server: 'files', tool: 'write_file' } }),
+    ]);
+    expect(await request(daemon, { type: 'approve', id: asked.id, decision: 'allow', note: 'ok for the share' })).toEqual({ type: 'ok' });
+    const out = await frames;
+    expect(out.find((f) => f.type === 'tool_call')).toMatchObject({ kind: 'mcp', name: 'files__write_file', arguments: args });
+    expect(out.find((f) => f.type === 'tool_result')).toMatchObject({ exit_code: 0 });
+    expect(text(out)).toContain(' Done.');
+    expect(readFileSync(target, 'utf8')).toBe('written after a yes');
+    await expect(request(daemon, { type: 'approve', id: asked.id, decision: 'allow' })).rejects.toMatchObject({ code: 'APPROVAL_SETTLED' });
+    const records = audit(group, 'mcp-yes');
+    const fields = { where: 'mcp', server: 'files', tool: 'write_file', arguments: JSON.stringify(args), channel_id: 'mcpch', approval_id: asked.id };
+    expect(records).toEqual([
+      expect.objectContaining({ event: 'decision', decision: 'allow', how: 'approved', note: 'ok for the share', ...fields }),
+      expect.objectContaining({ event: 'run', decision: 'allow', how: 'approved', is_error: false, ...fields }),
+    ]);
+    expect(records[0]?.id).toBe(records[1]?.id);
+    expect(records[0]).not.toHaveProperty('code');
+  });
+
+  it('tells the model about a denial, with the note, and the tool is not called', async () => {
+    const target = path.join(share, 'denied.txt');
+    mcpCallScript('files__write_file', { path: target, content: 'never' });
+    const { frames, approval } = askWithApprovals(daemon, { message: 'write it', request_id: 'mcp-no' });
+    const asked = await approval;
+    expect(await request(daemon, { type: 'approve', id: asked.id, decision: 'deny', note: 'not in the share' })).toEqual({ type: 'ok' });
+    const out = await frames;
+    expect(lastPrompt()).toContain('error: the operator denied this: not in the share. the MCP tool files__write_file was not called');
+    expect(text(out)).toContain('The operator said no, so I did not do it.');
+    expect(out.find((f) => f.type === 'tool_result')).toMatchObject({ exit_code: -1 });
+    expect(existsSync(target)).toBe(false);
+    expect(audit(group, 'mcp-no')).toEqual([
+      expect.objectContaining({
+        event: 'decision',
+        where: 'mcp',
+        tool: 'write_file',
+        decision: 'deny',
+        how: 'denied',
+        approval_id: asked.id,
+        note: 'not in the share',
+      }),
+    ]);
+  });
+
+  it('gives a client that did not opt in the unattended policy (deny), and asks nobody', async () => {
+    const target = path.join(share, 'unattended.txt');
+    mcpCallScript('files__write_file', { path: target, content: 'never' });
+    const reply = await request(daemon, { message: 'write it', request_id: 'mcp-unattended' });
+    expect(reply).toMatchObject({ type: 'response', content: expect.stringContaining('It was refused.') });
+    expect(lastPrompt()).toContain(
+      '[approval] unattended = "deny"; an operator can let its server\'s tools run without approval with trusted = true in [mcp.servers.files]',
+    );
+    expect(existsSync(target)).toBe(false);
+    expect((await request(daemon, { type: 'approvals' })).pending).toEqual([]);
+    expect(audit(group, 'mcp-unattended')).toEqual([
+      expect.objectContaining({ event: 'decision', where: 'mcp', server: 'files', tool: 'write_file', decision: 'deny', how: 'unattended:deny' }),
+    ]);
+  });
+
+  it('runs a read-only tool without asking, and records the call', async () => {
+    const target = path.join(share, 'approved.txt');
+    mcpCallScript('files__read_text_file', { path: target });
+    const { frames } = askWithApprovals(daemon, { message: 'read it', request_id: 'mcp-read' });
+    const out = await frames;
+    expect(out.map((f) => f.type)).not.toContain('approval_required');
+    expect(out.find((f) => f.type === 'tool_result')).toMatchObject({ exit_code: 0, output: 'written after a yes' });
+    expect(audit(group, 'mcp-read')).toEqual([
+      expect.objectContaining({ event: 'run', where: 'mcp', server: 'files', tool: 'read_text_file', decision: 'allow', how: 'read_only', is_error: false }),
+    ]);
   });
 });

@@ -76,7 +76,7 @@ function auditCommand(options: AuditOptions): void {
   if (shown === 0 && !options.json) process.stdout.write(options.since ? `Nothing in the last ${options.since}.\n` : 'The audit log is empty.\n');
 }
 
-/** One record on one line: time, what, where, how, executor, outcome, request, first line of the program. */
+/** One record on one line: time, what, where, how, executor (`mcp`), outcome, request, first line of the program (server/tool and arguments). */
 export function formatRecord(record: Record<string, unknown>): string {
   // Control characters out: the log holds model-written text, which must not drive the terminal.
   // eslint-disable-next-line no-control-regex
@@ -85,26 +85,24 @@ export function formatRecord(record: Record<string, unknown>): string {
     .replace('T', ' ')
     .replace(/\.\d+Z$/, 'Z');
   const decision = text(record.decision);
+  // A call of an MCP tool: its server, tool and arguments stand where a program's executor and code do.
+  const mcp = record.where === 'mcp';
+  const ms = typeof record.duration_ms === 'number' ? ` ${record.duration_ms} ms` : '';
   let outcome: string;
   if (record.event === 'decision') outcome = record.how === 'cancelled' ? 'cancelled' : decision === 'deny' ? 'DENIED' : 'allowed';
   else if (typeof record.error === 'string') outcome = `not run: ${record.error}`;
-  else {
-    const ms = typeof record.duration_ms === 'number' ? ` ${record.duration_ms} ms` : '';
-    outcome = `exit ${String(record.exit_code)}${record.timed_out === true ? ' (timed out)' : ''}${ms}`;
-  }
+  else if (mcp) outcome = `${record.is_error === true ? 'tool error' : 'done'}${ms}`;
+  else outcome = `exit ${String(record.exit_code)}${record.timed_out === true ? ' (timed out)' : ''}${ms}`;
   const note = typeof record.note === 'string' ? ` note: ${JSON.stringify(text(record.note))}` : '';
-  const firstLine = (
-    text(record.code)
-      .split('\n')
-      .find((l) => l.trim() !== '') ?? ''
-  ).slice(0, 80);
-  const more = record.code_truncated === true || text(record.code).trim().includes('\n') ? ' …' : '';
+  const body = mcp ? `${text(record.server)}/${text(record.tool)} ${text(record.arguments)}` : text(record.code);
+  const firstLine = (body.split('\n').find((l) => l.trim() !== '') ?? '').slice(0, 80);
+  const more = record.code_truncated === true || record.arguments_truncated === true || body.trim().includes('\n') || (mcp && body.length > 80) ? ' …' : '';
   return [
     time,
     pad(text(record.event), 8),
     pad(text(record.where), 7),
     pad(text(record.how), 16),
-    pad(text(record.executor), 7),
+    pad(mcp ? 'mcp' : text(record.executor), 7),
     pad(outcome, 18),
     `req=${text(record.request_id).slice(0, 12)}`,
     `${firstLine}${more}${note}`,

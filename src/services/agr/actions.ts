@@ -5,6 +5,7 @@
  */
 import { RemoteError, ZinoError, abortError, type Endpoint } from '../../runtime/index.js';
 import type { ApprovalRequired, EXC, ExecuteResult } from '../../protocol/exc.js';
+import { approvalFrame } from './approval-frame.js';
 import type { Usage } from '../../protocol/rtr.js';
 import type { Action, Placement } from './blocks.js';
 import { errorBody, formatResult } from './format.js';
@@ -29,6 +30,8 @@ export interface ActionDeps {
   channelId?: string | undefined;
   /** Added to an MCP server's `timeout_s` for agr's bound on a call_tool. */
   mcpMarginMs: number;
+  /** `[approval] timeout_s` in ms, added to that bound when the call may wait for a person. */
+  approvalMs: number;
   /** The executor tools' function names (for "unknown tool" messages). */
   executorTools: readonly string[];
 }
@@ -93,20 +96,4 @@ function describeFailure(err: unknown): string {
     return err.message;
   }
   return 'the block could not be run (internal error)';
-}
-
-/** exc's `approval_required` frame with only its known fields, each of its type; undefined when it has no id or code. */
-export function approvalFrame(frame: { readonly [K in keyof ApprovalRequired]?: unknown }): ApprovalRequired | undefined {
-  const { id, executor, code, reason, expires_at: expiresAt, request_id: requestId, no_sandbox: noSandbox } = frame;
-  if (typeof id !== 'string' || typeof code !== 'string') return undefined;
-  return {
-    type: 'approval_required',
-    id,
-    executor: typeof executor === 'string' ? executor : '',
-    code,
-    reason: typeof reason === 'string' ? reason : '',
-    expires_at: typeof expiresAt === 'string' ? expiresAt : '',
-    ...(typeof requestId === 'string' ? { request_id: requestId } : {}),
-    ...(noSandbox === true ? { no_sandbox: true } : {}),
-  };
 }

@@ -24,6 +24,8 @@ export interface LoopDeps {
   mcp: boolean;
   /** Added to an MCP server's `timeout_s` for agr's bound on a call. */
   mcpMarginMs: number;
+  /** `[approval] timeout_s` in ms: an MCP call that may wait for a person is given that too. */
+  approvalMs: number;
 }
 
 /** One run's parameters. */
@@ -79,6 +81,7 @@ export async function runLoop(deps: LoopDeps, params: LoopParams, ctx: HandlerCo
     onApproval: params.approvals ? (frame: ApprovalRequired) => sink.event(frame) : undefined,
     channelId: params.channelId,
     mcpMarginMs: deps.mcpMarginMs,
+    approvalMs: deps.approvalMs,
     executorTools: deps.catalog.tools.map((t) => t.name),
   };
 

@@ -60,7 +60,15 @@ const agr: ServiceDefinition = {
             chunk: (text: string) => ctx.send({ type: 'chunk', delta: text }),
             event: (frame: AgrEvent | ApprovalRequired) => ctx.send(frame),
           };
-          const deps = { rtr, exc, catalog, maxBlockBytes: config.agr.max_block_bytes, mcp, mcpMarginMs: EXC_MARGIN_MS };
+          const deps = {
+            rtr,
+            exc,
+            catalog,
+            maxBlockBytes: config.agr.max_block_bytes,
+            mcp,
+            mcpMarginMs: EXC_MARGIN_MS,
+            approvalMs: config.approval.timeout_s * 1000,
+          };
           const result = await runLoop(deps, params, ctx, sink);
           const usage = result.usage ? { usage: result.usage } : {};
           ctx.log.info({ iterations: result.iterations, chars: result.text.length, limitReached: result.limitReached, ...usage }, 'run complete');

@@ -1,22 +1,27 @@
 /**
- * The pending approvals of one exc: a host run waiting for a person. Each one is
- * settled exactly once, by the first of: an answer (`approve`), its timeout (a
- * denial), or its request going away (cancelled, nothing runs). Settled ids are
+ * The pending approvals of one exc: a host run, or a call of an MCP tool, waiting
+ * for a person. Each one is settled exactly once, by the first of: an answer
+ * (`approve`), its timeout (a denial), or its request going away (cancelled,
+ * nothing runs). Settled ids are
  * remembered for a while, so a late or second answer is told what happened instead
  * of "unknown".
  */
 import { randomBytes } from 'node:crypto';
 import { ZinoError, abortError } from '../../runtime/index.js';
-import { LISTED_CODE_CHARS, type ApprovalRequired, type PendingApproval } from '../../protocol/exc.js';
+import { LISTED_CODE_CHARS, type ApprovalRequired, type McpCallAsked, type PendingApproval } from '../../protocol/exc.js';
 
-/** What a run waiting for approval is. */
+/** What a run (or an MCP call) waiting for approval is. */
 export interface ApprovalAsk {
+  /** The executor, or an MCP tool's function name. */
   executor: string;
+  /** The program, or an MCP call's arguments as indented JSON. */
   code: string;
   reason: string;
   requestId: string;
   channelId?: string | undefined;
   noSandbox: boolean;
+  /** Set for a call of an MCP tool. */
+  mcp?: McpCallAsked | undefined;
 }
 
 /** How an approval ended for the run that waited. */
@@ -97,6 +102,7 @@ export class ApprovalBook {
       expires_at: new Date(expiresAt).toISOString(),
       request_id: ask.requestId,
       ...(ask.noSandbox ? { no_sandbox: true } : {}),
+      ...(ask.mcp ? { mcp: { server: ask.mcp.server, tool: ask.mcp.tool } } : {}),
     };
     return { frame, outcome };
   }
@@ -167,5 +173,6 @@ function describe({ ask, id, askedAt, expiresAt }: Pending, whole: boolean): Pen
     request_id: ask.requestId,
     ...(ask.channelId === undefined ? {} : { channel_id: ask.channelId }),
     ...(ask.noSandbox ? { no_sandbox: true } : {}),
+    ...(ask.mcp ? { mcp: { server: ask.mcp.server, tool: ask.mcp.tool } } : {}),
   };
 }

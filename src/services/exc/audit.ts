@@ -1,5 +1,6 @@
 /**
  * The audit log: one JSON object a line for every run and every host-run decision,
+ * and for every call of an MCP tool and every decision on one,
  * appended (O_APPEND) to `[exc] audit_log`, 0600, and fsynced before `append`
  * resolves, so a decision is on disk before the run it allows starts. At
  * `[exc] audit_max_bytes` the file is renamed to `<file>.1` (replacing the previous
@@ -17,28 +18,46 @@ import { utf8Boundary } from './capture.js';
 /** Bytes of a program the log keeps (its full length and SHA-256 are always there). */
 export const AUDIT_CODE_BYTES = 4096;
 
-/** The word for how a run was allowed or refused. */
+/** The word for how a run (or an MCP call) was allowed or refused. */
 export type AuditHow =
-  'sandboxed' | 'approved' | 'denied' | 'timeout' | 'cancelled' | 'policy:allow' | 'policy:deny' | 'unattended:allow' | 'unattended:deny' | `rule:${number}`;
+  | 'sandboxed'
+  | 'trusted'
+  | 'read_only'
+  | 'approved'
+  | 'denied'
+  | 'timeout'
+  | 'cancelled'
+  | 'policy:allow'
+  | 'policy:deny'
+  | 'unattended:allow'
+  | 'unattended:deny'
+  | `rule:${number}`;
 
-/** One line of the audit log. */
-export interface AuditRecord {
+/** What every line of the audit log has. */
+interface AuditCommon {
   /** ISO 8601, UTC. */
   time: string;
-  /** The run's id: a host run's `decision` and `run` lines share it. */
+  /** The run's id: a host run's `decision` and `run` lines share it (so do an MCP call's). */
   id: string;
-  /** `decision`: a host run was allowed or refused (written before it runs); `run`: a run finished. */
+  /** `decision`: a host run (or an MCP call needing approval) was allowed or refused, written before it runs; `run`: it finished. */
   event: 'decision' | 'run';
   request_id: string;
   channel_id?: string;
-  executor: string;
-  where: 'sandbox' | 'host';
   decision: 'allow' | 'deny';
   how: AuditHow;
   /** The approval's id, when a person was asked. */
   approval_id?: string;
   /** The person's note. */
   note?: string;
+  duration_ms?: number;
+  /** Why a run that was allowed did not produce a result. */
+  error?: string;
+}
+
+/** A line about a program (`execute`). */
+export interface ProgramAuditRecord extends AuditCommon {
+  executor: string;
+  where: 'sandbox' | 'host';
   /** The model's reason for a host run. */
   reason?: string;
   /** The program, cut at {@link AUDIT_CODE_BYTES} bytes. */
@@ -52,21 +71,52 @@ export interface AuditRecord {
   timed_out?: boolean;
   /** stdout or stderr went over `[exc] max_output_bytes`. */
   truncated?: boolean;
-  duration_ms?: number;
   /** Bytes of stdout and stderr returned. */
   stdout_bytes?: number;
   stderr_bytes?: number;
-  /** Why a run that was allowed did not produce a result. */
-  error?: string;
 }
 
+/** A line about a call of an MCP tool (`call_tool`): it runs outside the sandbox, in the server. */
+export interface McpAuditRecord extends AuditCommon {
+  where: 'mcp';
+  /** The `[mcp.servers.<server>]`. */
+  server: string;
+  /** The tool's name on the server. */
+  tool: string;
+  /** The arguments as JSON, cut at {@link AUDIT_CODE_BYTES} bytes. */
+  arguments: string;
+  arguments_bytes: number;
+  arguments_sha256: string;
+  arguments_truncated?: boolean;
+  /** The tool reported a failure. */
+  is_error?: boolean;
+  /** The result went over `[exc] max_output_bytes`. */
+  truncated?: boolean;
+}
+
+/** One line of the audit log. */
+export type AuditRecord = ProgramAuditRecord | McpAuditRecord;
+
 /** The code fields of a record: the program cut to {@link AUDIT_CODE_BYTES}, its full length and SHA-256. */
-export function codeFields(code: string): Pick<AuditRecord, 'code' | 'code_bytes' | 'code_sha256' | 'code_truncated'> {
-  const bytes = Buffer.from(code, 'utf8');
-  const sha = createHash('sha256').update(bytes).digest('hex');
-  if (bytes.length <= AUDIT_CODE_BYTES) return { code, code_bytes: bytes.length, code_sha256: sha };
+export function codeFields(code: string): Pick<ProgramAuditRecord, 'code' | 'code_bytes' | 'code_sha256' | 'code_truncated'> {
+  const { text, bytes, sha256, truncated } = capped(code);
+  return { code: text, code_bytes: bytes, code_sha256: sha256, ...(truncated ? { code_truncated: true } : {}) };
+}
+
+/** The argument fields of an MCP record: the arguments as JSON cut to {@link AUDIT_CODE_BYTES}, its full length and SHA-256. */
+export function argumentFields(
+  args: Record<string, unknown>,
+): Pick<McpAuditRecord, 'arguments' | 'arguments_bytes' | 'arguments_sha256' | 'arguments_truncated'> {
+  const { text, bytes, sha256, truncated } = capped(JSON.stringify(args));
+  return { arguments: text, arguments_bytes: bytes, arguments_sha256: sha256, ...(truncated ? { arguments_truncated: true } : {}) };
+}
+
+function capped(whole: string): { text: string; bytes: number; sha256: string; truncated: boolean } {
+  const bytes = Buffer.from(whole, 'utf8');
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  if (bytes.length <= AUDIT_CODE_BYTES) return { text: whole, bytes: bytes.length, sha256, truncated: false };
   const head = bytes.subarray(0, AUDIT_CODE_BYTES);
-  return { code: head.subarray(0, utf8Boundary(head)).toString('utf8'), code_bytes: bytes.length, code_sha256: sha, code_truncated: true };
+  return { text: head.subarray(0, utf8Boundary(head)).toString('utf8'), bytes: bytes.length, sha256, truncated: true };
 }
 
 /** The audit log file. */

@@ -97,7 +97,8 @@ const exc: ServiceDefinition = {
     };
     const names = (): string => [...executors.keys()].join(', ') || 'none';
     const find = (name: string): Executor | undefined => executors.get(name);
-    const mcp = startMcp(config, log);
+    // MCP calls that may change things go through the same policy, approvals and audit log as host runs.
+    const mcp = startMcp(config, log, { policy: supervisor.policy, timeoutS: supervisor.timeoutS, book, audit });
 
     return {
       ...bindHandlers(EXC)({

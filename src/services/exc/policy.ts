@@ -84,3 +84,39 @@ export function personDenial(how: 'denied' | 'timeout', note: string | undefined
   const said = note !== undefined && note.trim() !== '' ? `the operator denied this: ${note.trim()}` : 'the operator denied this (no reason given)';
   return `${said}. It was not run; do not ask for the same host run again. Answer without it, or do what you can sandboxed.`;
 }
+
+/**
+ * Decides a call of an MCP tool that needs approval (its server is not `trusted`
+ * and the tool is not annotated `readOnlyHint`) under `policy`: the same order as a
+ * host run, without the allow rules, which match command lines and have none to
+ * match here (an operator allows a server's tools with `trusted = true`, and narrows
+ * them with `tools`). `call` names the tool for the model's messages.
+ */
+export function decideMcpCall(policy: ApprovalPolicy, facts: { canAsk: boolean; call: string; server: string }): HostDecision {
+  const trust = `an operator can let its server's tools run without approval with trusted = true in [mcp.servers.${facts.server}]`;
+  if (policy.mode === 'deny') {
+    return {
+      verdict: 'deny',
+      how: 'policy:deny',
+      message: `${facts.call} was not called: it may change things on the host, and host actions are disabled here ([approval] mode = "deny"; ${trust}). Use a read-only tool, or tell the user what you wanted to do.`,
+    };
+  }
+  if (policy.mode === 'allow') return { verdict: 'allow', how: 'policy:allow' };
+  if (facts.canAsk) return { verdict: 'ask' };
+  if (policy.unattended === 'allow') return { verdict: 'allow', how: 'unattended:allow' };
+  return {
+    verdict: 'deny',
+    how: 'unattended:deny',
+    message:
+      `${facts.call} was not called: it may change things on the host, so a person must approve it, and this request came from a client that cannot ask one ` +
+      `([approval] unattended = "deny"; ${trust}). Tell the user what you wanted to do and why, so they can do it or ask again from a terminal.`,
+  };
+}
+
+/** What the model reads when a person denied an MCP call, or nobody answered in time. */
+export function mcpPersonDenial(call: string, how: 'denied' | 'timeout', note: string | undefined, timeoutS: number): string {
+  if (how === 'timeout')
+    return `${call} was not called: nobody approved it within ${timeoutS} s, which counts as a denial. Tell the user what you wanted to do and why.`;
+  const said = note !== undefined && note.trim() !== '' ? `the operator denied this: ${note.trim()}` : 'the operator denied this (no reason given)';
+  return `${said}. ${call} was not called; do not call it again with the same arguments. Answer without it, or use a read-only tool.`;
+}

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { ZinoError, abortError, castToError, isAbortError, type HandlerContext } from '../../runtime/index.js';
 import type { ApprovalRequired, ExecuteResult } from '../../protocol/exc.js';
 import type { ApprovalBook, ApprovalOutcome } from './approvals.js';
-import { codeFields, type AuditHow, type AuditLog, type AuditRecord } from './audit.js';
+import { codeFields, type AuditHow, type AuditLog, type ProgramAuditRecord } from './audit.js';
 import type { ExecuteOutcome } from './execute.js';
 import type { Executor } from './executors.js';
 import type { HostRunner } from './host.js';
@@ -38,7 +38,7 @@ export interface ExecuteJob {
   channelId?: string | undefined;
 }
 
-type Base = Omit<AuditRecord, 'time' | 'event' | 'decision' | 'how'>;
+type Base = Omit<ProgramAuditRecord, 'time' | 'event' | 'decision' | 'how'>;
 
 /** Runs `job` as the policy and the people allow; a refusal is an APPROVAL_DENIED error the model can read. */
 export async function supervise(deps: SupervisorDeps, job: ExecuteJob, ctx: HandlerContext<ApprovalRequired>): Promise<ExecuteResult> {
@@ -165,7 +165,7 @@ async function run(
   return { ...reply, decision: how };
 }
 
-async function recordRun(deps: SupervisorDeps, ctx: HandlerContext<ApprovalRequired>, record: Omit<AuditRecord, 'time' | 'event'>): Promise<void> {
+async function recordRun(deps: SupervisorDeps, ctx: HandlerContext<ApprovalRequired>, record: Omit<ProgramAuditRecord, 'time' | 'event'>): Promise<void> {
   try {
     await deps.audit.append({ time: now(), event: 'run', ...record });
   } catch (err) {
@@ -176,7 +176,7 @@ async function recordRun(deps: SupervisorDeps, ctx: HandlerContext<ApprovalRequi
   }
 }
 
-async function recordDecision(deps: SupervisorDeps, ctx: HandlerContext<ApprovalRequired>, record: Omit<AuditRecord, 'time' | 'event'>): Promise<void> {
+async function recordDecision(deps: SupervisorDeps, ctx: HandlerContext<ApprovalRequired>, record: Omit<ProgramAuditRecord, 'time' | 'event'>): Promise<void> {
   try {
     await deps.audit.append({ time: now(), event: 'decision', ...record });
   } catch (err) {
