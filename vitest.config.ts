@@ -24,6 +24,7 @@ const UNIT = [
   'test/runtime/validate.test.ts',
   'test/services/ctx-budget.test.ts',
   'test/services/demo.test.ts',
+  'test/services/exc-approval.test.ts',
   'test/services/exc-mcp-units.test.ts',
   'test/services/exc-sandbox.test.ts',
   'test/services/exc-seccomp.test.ts',

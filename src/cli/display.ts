@@ -4,11 +4,11 @@
  * from the event frames. `--raw` shows the text exactly as produced.
  */
 import type { ToolCallEvent, ToolResultEvent } from '../protocol/agr.js';
-import type { AgrEvent, ChunkFrame, DoneFrame, ResponseFrame } from '../protocol/daemon.js';
+import type { AgrEvent, ApprovalRequired, ChunkFrame, DoneFrame, ResponseFrame } from '../protocol/daemon.js';
 import { ALL_TAGS, StreamParser } from '../protocol/stream-parser.js';
 
 /** What the daemon sends for one answer (an error frame is a thrown error by then). */
-export type AnswerFrame = ChunkFrame | AgrEvent | DoneFrame | ResponseFrame;
+export type AnswerFrame = ChunkFrame | AgrEvent | ApprovalRequired | DoneFrame | ResponseFrame;
 
 /** Where the display writes. */
 export interface DisplayOutput {
@@ -43,11 +43,18 @@ export class AnswerDisplay {
       case 'tool_result':
         this.activity(describeResult(frame));
         break;
+      // An approval is asked about by the approval prompt (approval-prompt.ts), not shown here.
+      case 'approval_required':
       case 'done':
       case 'iteration':
       case 'usage':
         break;
     }
+  }
+
+  /** Ends the line being written, so that something else (a question) starts on a line of its own. */
+  breakLine(): void {
+    if (this.lastChar !== '\n') this.write('\n');
   }
 
   /** Flushes held text and ends the answer on a new line. */
@@ -93,8 +100,9 @@ function firstLine(text: string, max = 100): string {
 }
 
 function describeCall(frame: ToolCallEvent): string {
-  if (frame.kind === 'tool') return `[tool] ${str(frame.name)}: ${firstLine(str(frame.code))}`;
-  if (frame.kind === 'task') return `[task] ${str(frame.skill)}: ${firstLine(str(frame.request))}`;
+  const where = (frame.kind === 'tool' || frame.kind === 'task') && frame.host === true ? ' (on the host)' : '';
+  if (frame.kind === 'tool') return `[tool] ${str(frame.name)}${where}: ${firstLine(str(frame.code))}`;
+  if (frame.kind === 'task') return `[task] ${str(frame.skill)}${where}: ${firstLine(str(frame.request))}`;
   if (frame.kind === 'mcp') return `[tool] ${str(frame.name)}: ${firstLine(JSON.stringify(frame.arguments ?? {}))}`;
   return `[tool] ${firstLine(str(frame.error) || 'invalid block')}`;
 }

@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 /**
- * The `zino` command: ask, chat, up, status, mem, mcp, serve, mock-llm,
- * install-systemd, uninstall-systemd.
+ * The `zino` command: ask, chat, up, status, mem, mcp, serve, mock-llm, approvals,
+ * approve, deny, audit, install-systemd, uninstall-systemd.
  */
 import { Command, Option } from 'commander';
 import { SERVICE_NAMES } from '../runtime/index.js';
 import { VERSION } from '../version.js';
 import { askCommand, type AskOptions } from './commands/ask.js';
+import { registerApprovalCommands } from './commands/approvals.js';
+import { registerAuditCommand } from './commands/audit.js';
 import { chatCommand, type ChatOptions } from './commands/chat.js';
 import { mcpCommand } from './commands/mcp.js';
 import { memClear, memForget, memHistory, memRemember, memSearch, memSoft } from './commands/mem.js';
@@ -61,7 +63,8 @@ withConfig(
     .option('--channel <id>', 'channel for history (also -ch)')
     .option('--json', 'print every frame as a JSON line')
     .option('--events', 'with --json: include tool activity frames')
-    .option('--raw', 'print tool calls and results inline, as the model wrote them'),
+    .option('--raw', 'print tool calls and results inline, as the model wrote them')
+    .option('-y, --yes', 'approve every host run of this request without asking'),
 ).action((message: string[], options: AskOptions) => askCommand(message, options));
 
 withConfig(
@@ -137,6 +140,8 @@ program
   .option('--script <file>', 'JSON script of replies (see docs/testing.md)')
   .action((options: { port: string; script?: string }) => mockLlmCommand(options));
 
+registerApprovalCommands(program, withConfig);
+registerAuditCommand(program, withConfig);
 registerSystemdCommands(program);
 
 await program.parseAsync(normaliseArgv(process.argv));

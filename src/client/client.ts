@@ -24,7 +24,9 @@ import {
 } from '../runtime/index.js';
 import { AGR } from '../protocol/agr.js';
 import { CTX } from '../protocol/ctx.js';
-import { DAEMON, type AgrEvent, type ChunkFrame, type DoneFrame, type ResponseFrame, type StatusReply } from '../protocol/daemon.js';
+import { DAEMON, type AgrEvent, type ApprovalRequired, type ChunkFrame, type DoneFrame, type ResponseFrame, type StatusReply } from '../protocol/daemon.js';
+import type { ApprovalsReply } from '../protocol/exc.js';
+import { answerOne, answering, isApproval, type ApprovalAnswer, type ApprovalOptions } from './approvals.js';
 import { EXC } from '../protocol/exc.js';
 import { MEM } from '../protocol/mem.js';
 import { RTR } from '../protocol/rtr.js';
@@ -47,7 +49,7 @@ export interface ZinoClientOptions {
 }
 
 /** Options of {@link ZinoClient.ask} and {@link ZinoClient.askStream}. */
-export interface AskOptions extends CallOptions, SamplingOptions {
+export interface AskOptions extends CallOptions, SamplingOptions, ApprovalOptions {
   /** The channel whose history is used and to which the exchange is stored. */
   channelId?: string | undefined;
   /**
@@ -61,6 +63,11 @@ export interface AskOptions extends CallOptions, SamplingOptions {
 export interface AskStreamOptions extends AskOptions {
   /** Also yield agr's `iteration`, `tool_call`, `tool_result` and `usage` events. */
   events?: boolean | undefined;
+  /**
+   * Yield `approval_required` frames (answer them with {@link ZinoClient.approve} or
+   * {@link ZinoClient.deny}); implied by `onApproval`, which answers them itself.
+   */
+  approvals?: boolean | undefined;
 }
 
 /** A client of one ZINO suite. Stateless: every call is one connection; use it from anywhere, concurrently. */
@@ -99,7 +106,8 @@ export class ZinoClient {
   /**
    * Asks the daemon and resolves with the collected answer (`content`, and ZINO's
    * `iterations`, `via` and `usage`). With `onEvent`, agr's events (`tool_call`,
-   * `tool_result`, …) are passed to it as they happen. Rejects with a `ZinoError`:
+   * `tool_result`, …) are passed to it as they happen; with `onApproval`, host-run
+   * approvals are asked of it and answered. Rejects with a `ZinoError`:
    * UPSTREAM_UNAVAILABLE when the daemon cannot be reached, the daemon's code
    * (a `RemoteError`) when it answered an error.
    */
@@ -109,7 +117,8 @@ export class ZinoClient {
       if (frame.type === 'response') return frame;
       // A daemon that streams anyway (it must not): its text is in `done`.
       if (frame.type === 'done') return { type: 'response', content: frame.full_text, ...(frame.usage ? { usage: frame.usage } : {}) };
-      if (frame.type !== 'chunk') options.onEvent?.(frame);
+      if (isApproval(frame)) await answerOne(frame, options, this.sendAnswer);
+      else if (frame.type !== 'chunk') options.onEvent?.(frame);
     }
     throw new ZinoError('CONNECTION_CLOSED', 'the daemon sent no answer');
   }
@@ -119,9 +128,40 @@ export class ZinoClient {
    * the `done` frame. An error frame is thrown as a `RemoteError`. Breaking out of
    * the loop, or aborting the signal, cancels the request all the way down.
    */
-  askStream(message: string, options: AskStreamOptions = {}): AsyncGenerator<ChunkFrame | AgrEvent | DoneFrame | ResponseFrame, void, undefined> {
-    const body = { ...askBody(message, true, options), ...(options.events ? { events: true } : {}) };
-    return throwingErrors(this.daemon.stream('ask', body, { signal: options.signal, timeoutMs: options.timeoutMs }));
+  askStream(
+    message: string,
+    options: AskStreamOptions = {},
+  ): AsyncGenerator<ChunkFrame | AgrEvent | ApprovalRequired | DoneFrame | ResponseFrame, void, undefined> {
+    const body = { ...askBody(message, true, options), ...(options.events ? { events: true } : {}), ...(options.approvals ? { approvals: true } : {}) };
+    return answering(throwingErrors(this.daemon.stream('ask', body, { signal: options.signal, timeoutMs: options.timeoutMs })), options, this.sendAnswer);
+  }
+
+  /** Allows the pending approval `id` (from an `approval_required` frame or {@link approvals}). Rejects with APPROVAL_UNKNOWN, _EXPIRED or _SETTLED. */
+  async approve(id: string, options: CallOptions & { note?: string | undefined } = {}): Promise<void> {
+    await this.answerApproval(id, { decision: 'allow', note: options.note }, options);
+  }
+
+  /** Denies the pending approval `id`; the model is told, with `note` when given. */
+  async deny(id: string, options: CallOptions & { note?: string | undefined } = {}): Promise<void> {
+    await this.answerApproval(id, { decision: 'deny', note: options.note }, options);
+  }
+
+  /** The pending approvals, oldest first (programs cut at 4096 characters); with `id`, that one whole. */
+  approvals(options: CallOptions & { id?: string | undefined } = {}): Promise<ApprovalsReply> {
+    const body = { ...(options.id === undefined ? {} : { id: options.id }), ...(options.requestId === undefined ? {} : { request_id: options.requestId }) };
+    return this.daemon.request('approvals', body, { signal: options.signal, timeoutMs: options.timeoutMs ?? this.timeoutMs });
+  }
+
+  private readonly sendAnswer = (id: string, answer: ApprovalAnswer): Promise<void> => this.answerApproval(id, answer, {});
+
+  private async answerApproval(id: string, answer: ApprovalAnswer, options: CallOptions): Promise<void> {
+    const body = {
+      id,
+      decision: answer.decision,
+      ...(answer.note === undefined ? {} : { note: answer.note }),
+      ...(options.requestId === undefined ? {} : { request_id: options.requestId }),
+    };
+    await this.daemon.request('approve', body, { signal: options.signal, timeoutMs: options.timeoutMs ?? this.timeoutMs });
   }
 
   /** Every service's reachability and latency, rtr's model, the version (the daemon's `status`). */
@@ -160,6 +200,7 @@ function askBody(message: string, stream: boolean, options: AskOptions) {
   return {
     message,
     stream,
+    ...(options.onApproval ? { approvals: true } : {}),
     ...(options.channelId === undefined ? {} : { channel_id: options.channelId }),
     ...(options.history === undefined ? {} : { history: options.history }),
     ...(options.temperature === undefined ? {} : { temperature: options.temperature }),

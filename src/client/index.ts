@@ -11,6 +11,7 @@
  *   their own sockets.
  */
 export { ZinoClient, type AskOptions, type AskStreamOptions, type ZinoClientOptions } from './client.js';
+export type { ApprovalAnswer, ApprovalHandler, ApprovalOptions } from './approvals.js';
 export {
   AgrClient,
   CtxClient,

@@ -6,7 +6,7 @@
  * remote `code`), in streams as in one-shot calls.
  */
 import { RemoteError, type ChatMessage, type Endpoint, type ErrorFrame } from '../runtime/index.js';
-import type { AGR, AgrEvent, RunDone, RunResult } from '../protocol/agr.js';
+import type { AGR, AgrEvent, ApprovalRequired, RunDone, RunResult } from '../protocol/agr.js';
 import type { CTX, ContextReply } from '../protocol/ctx.js';
 import type { CallToolResult, EXC, ExcCapabilities, ExecuteResult, ToolsReply, ValidationReply } from '../protocol/exc.js';
 import type { HardMemoryResult, MEM } from '../protocol/mem.js';
@@ -156,9 +156,15 @@ export class CtxClient {
 export class ExcClient {
   constructor(private readonly endpoint: Endpoint<typeof EXC>) {}
 
-  /** Runs `code` with `executor` (`bash`, `python3`, …). A failing program is a result, not an error. */
-  execute(executor: string, code: string, options: CallOptions = {}): Promise<ExecuteResult> {
-    return this.endpoint.request('execute', { executor, code, ...common(options) }, call(options));
+  /**
+   * Runs `code` with `executor` (`bash`, `python3`, …). A failing program is a
+   * result, not an error. With `host`, outside the sandbox under `[approval]`:
+   * nobody can be asked on this call, so `unattended` applies (a denial rejects
+   * with APPROVAL_DENIED).
+   */
+  execute(executor: string, code: string, options: CallOptions & { host?: boolean; reason?: string } = {}): Promise<ExecuteResult> {
+    const host = options.host ? { host: true, ...(options.reason === undefined ? {} : { reason: options.reason }) } : {};
+    return this.endpoint.request('execute', { executor, code, ...host, ...common(options) }, call(options));
   }
 
   /** Static analysis only. */
@@ -178,7 +184,9 @@ export class ExcClient {
 
   /**
    * Calls MCP tool `tool` of `server` (checked against its schema, then its approval
-   * decided; see docs/mcp.md). A tool's own failure, or a refusal, is a result with
+   * decided; see docs/mcp.md). A tool that may change the host, on a server that is not
+   * trusted, goes through `[approval]`: nobody can be asked on this call, so
+   * `unattended` applies. A tool's own failure, or a refusal, is a result with
    * `is_error`, not a thrown error.
    */
   callTool(server: string, tool: string, args: Record<string, unknown> = {}, options: CallOptions = {}): Promise<CallToolResult> {
@@ -242,6 +250,8 @@ export interface RunOptions extends CallOptions, SamplingOptions {
   maxIterations?: number | undefined;
   /** Also yield `iteration`, `tool_call`, `tool_result` and `usage` events (streams only). */
   events?: boolean | undefined;
+  /** Yield exc's `approval_required` frames (streams only; answer them with `ZinoClient.approve`). */
+  approvals?: boolean | undefined;
 }
 
 /** zino-agr: the agentic loop over an assembled prompt. */
@@ -253,11 +263,14 @@ export class AgrClient {
 
   /** Runs the loop; resolves with the collected answer (events are for {@link runStream}). */
   run(messages: ChatMessage[], options: Omit<RunOptions, 'events'> = {}): Promise<RunResult | RunDone> {
-    return this.endpoint.request('run', this.body(messages, false, { ...options, events: false }), call(options));
+    return this.endpoint.request('run', this.body(messages, false, { ...options, events: false, approvals: false }), call(options));
   }
 
   /** Runs the loop, streaming: `chunk` frames (and events when asked), then `done`. */
-  runStream(messages: ChatMessage[], options: RunOptions = {}): AsyncGenerator<ChunkFrame | AgrEvent | RunResult | RunDone, void, undefined> {
+  runStream(
+    messages: ChatMessage[],
+    options: RunOptions = {},
+  ): AsyncGenerator<ChunkFrame | AgrEvent | ApprovalRequired | RunResult | RunDone, void, undefined> {
     return throwingErrors(this.endpoint.stream('run', this.body(messages, true, options), call(options)));
   }
 
@@ -268,6 +281,7 @@ export class AgrClient {
       ...sampling(options, this.defaults),
       ...(options.maxIterations === undefined ? {} : { max_iterations: options.maxIterations }),
       ...(options.events ? { events: true } : {}),
+      ...(options.approvals ? { approvals: true } : {}),
       ...common(options),
     };
   }

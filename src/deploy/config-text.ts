@@ -44,6 +44,8 @@ export function installSettings(prefix: string): Setting[] {
     { section: 'skills', key: 'dir', value: tomlString(`${prefix}/skills`) },
     { section: 'sys', key: 'template', value: tomlString(`${prefix}/SYSTEM.md`) },
     { section: 'mem', key: 'data_dir', value: tomlString(PATHS.stateDir) },
+    // Beside the data would be /var/lib, which exc may not write; /var/log/zino is exc's LogsDirectory.
+    { section: 'exc', key: 'audit_log', value: tomlString(PATHS.auditLog) },
     { section: 'http', key: 'token_file', value: tomlString(PATHS.httpTokenFile) },
   ];
   for (const service of ['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx']) {

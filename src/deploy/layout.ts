@@ -34,6 +34,8 @@ export const PATHS = {
   runtimeDir: '/run/zino',
   /** mem's data (StateDirectory=zino). Never touched by install; removed only by `--purge`. */
   stateDir: '/var/lib/zino',
+  /** exc's audit log (LogsDirectory=zino of zino-exc: 0750 zino:zino). */
+  auditLog: '/var/log/zino/audit.jsonl',
   /** The HTTP front end's token (StateDirectory=zino-http). Never touched by install; removed only by `--purge`. */
   httpStateDir: '/var/lib/zino-http',
   /** `[http] token_file` of the installation. */

@@ -1,5 +1,6 @@
 /** Wire types of zino-agr, the agentic loop. */
 import { message, type ChatMessage } from '../runtime/index.js';
+import type { ApprovalRequired } from './exc.js';
 import type { ChunkFrame, Usage } from './rtr.js';
 
 /** `{"type":"run"}`: run the loop over an assembled prompt. */
@@ -14,6 +15,14 @@ export interface RunRequest {
   stream?: boolean | undefined;
   /** ZINO extra: also send iteration / tool_call / tool_result / usage frames. */
   events?: boolean | undefined;
+  /**
+   * ZINO extra: pass exc's `approval_required` frames on (the caller relays them to
+   * someone who can answer). Without it a host run that needs a person gets
+   * `[approval] unattended`.
+   */
+  approvals?: boolean | undefined;
+  /** ZINO extra: the daemon channel of the request, for exc's audit log. */
+  channel_id?: string | undefined;
   request_id?: string | undefined;
 }
 
@@ -44,11 +53,11 @@ export interface IterationEvent {
   n: number;
 }
 
-/** Opt-in event: a block is about to run (`mcp`: a tool of an MCP server, by its function name). */
+/** Opt-in event: a block is about to run (`mcp`: a tool of an MCP server, by its function name). `host` and `reason` are there when the model asked for the host. */
 export type ToolCallEvent =
-  | { type: 'tool_call'; kind: 'tool'; name: string; code: string }
+  | { type: 'tool_call'; kind: 'tool'; name: string; code: string; host?: true; reason?: string }
   | { type: 'tool_call'; kind: 'mcp'; name: string; arguments: Record<string, unknown> }
-  | { type: 'tool_call'; kind: 'task'; skill: string; request: string }
+  | { type: 'tool_call'; kind: 'task'; skill: string; request: string; host?: true; reason?: string }
   | { type: 'tool_call'; kind: 'invalid'; error: string };
 
 /** Opt-in event: a block has run. */
@@ -68,7 +77,10 @@ export interface UsageEvent extends Usage {
 /** The opt-in event frames of a run (`"events": true`). */
 export type AgrEvent = IterationEvent | ToolCallEvent | ToolResultEvent | UsageEvent;
 
+/** An approval exc asks for, passed on as it came (`"approvals": true`). */
+export type { ApprovalRequired } from './exc.js';
+
 /** zino-agr's messages. */
 export const AGR = {
-  run: message<RunRequest, RunResult | RunDone, ChunkFrame | AgrEvent>('run', { result: true, done: true }),
+  run: message<RunRequest, RunResult | RunDone, ChunkFrame | AgrEvent | ApprovalRequired>('run', { result: true, done: true }),
 } as const;

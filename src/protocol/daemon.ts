@@ -1,6 +1,7 @@
 /** Wire types of zino-daemon, the front door. */
 import { message, type ChatMessage } from '../runtime/index.js';
 import type { AgrEvent } from './agr.js';
+import type { ApprovalRequired, ApprovalsReply, ApprovalsRequest, ApproveReply, ApproveRequest } from './exc.js';
 import type { ChunkFrame, DoneFrame as RtrDone, ResponseFrame as RtrResponse, RtrCapabilities } from './rtr.js';
 
 /** The inbound request of the contract: a message without `type`. */
@@ -10,6 +11,12 @@ export interface AskRequest {
   stream?: boolean | undefined;
   /** ZINO extra: pass agr's event frames through. */
   events?: boolean | undefined;
+  /**
+   * ZINO extra: this client answers approvals. It may receive `approval_required`
+   * frames mid-stream, to be answered with `approve` on a new connection. Without
+   * it, a host run that needs a person gets `[approval] unattended`.
+   */
+  approvals?: boolean | undefined;
   /**
    * ZINO extra: the conversation before `message`, oldest first. ctx uses it as the
    * history instead of the channel's stored one; with a `channel_id` the exchange is
@@ -45,6 +52,8 @@ interface AnswerExtras {
 export type { ChunkFrame } from './rtr.js';
 /** Opt-in event frames, passed through from agr. */
 export type { AgrEvent } from './agr.js';
+/** Opt-in approval frames (`"approvals": true`), passed through from exc. */
+export type { ApprovalRequired } from './exc.js';
 
 /** End of a streamed answer: rtr's `done` plus the ZINO extras `iterations` and `via`. */
 export interface DoneFrame extends RtrDone, AnswerExtras {}
@@ -98,6 +107,10 @@ export interface StatusRequest {
  * `done`, or answers one `response`.
  */
 export const DAEMON = {
-  ask: message<AskRequest, DoneFrame | ResponseFrame, ChunkFrame | AgrEvent>(null, { done: true, response: true }),
+  ask: message<AskRequest, DoneFrame | ResponseFrame, ChunkFrame | AgrEvent | ApprovalRequired>(null, { done: true, response: true }),
   status: message<StatusRequest, StatusReply>('status', { status: true }),
+  /** ZINO extra: answers a pending approval (passed on to exc). Anyone who can use the daemon socket may. */
+  approve: message<ApproveRequest, ApproveReply>('approve', { ok: true }),
+  /** ZINO extra: the pending approvals (from exc). */
+  approvals: message<ApprovalsRequest, ApprovalsReply>('approvals', { approvals: true }),
 } as const;

@@ -8,6 +8,113 @@ export interface ExecuteRequest {
   executor: string;
   code: string;
   request_id?: string | undefined;
+  /**
+   * ZINO extra: run on the host, outside the sandbox, subject to `[approval]`. Absent or
+   * false: sandboxed (when no sandbox can be used, every run is a host run anyway).
+   */
+  host?: boolean | undefined;
+  /** ZINO extra: why the host is needed, shown to whoever approves (at most {@link MAX_REASON_CHARS} characters). */
+  reason?: string | undefined;
+  /**
+   * ZINO extra: the caller passes `approval_required` frames on to someone who can
+   * answer them. Without it a host run that needs a person gets `[approval] unattended`.
+   */
+  approvals?: boolean | undefined;
+  /** ZINO extra: the daemon channel the run belongs to, for the audit log. */
+  channel_id?: string | undefined;
+}
+
+/** Longest `reason` accepted, in characters; a longer one is cut (the approver sees the code itself). */
+export const MAX_REASON_CHARS = 2000;
+
+/** Longest approval `note`, in characters. */
+export const MAX_NOTE_CHARS = 2000;
+
+/** What an approval is about when it is a call of an MCP tool rather than a program. */
+export interface McpCallAsked {
+  /** The `[mcp.servers.<server>]`. */
+  server: string;
+  /** The tool's name on that server. */
+  tool: string;
+}
+
+/**
+ * Progress frame of `execute` and `call_tool` (sent only to a caller that set
+ * `approvals`): a host run, or a call of an MCP tool that needs approval, waits for a
+ * person. Answer it with `approve` on a new connection (to the daemon, which passes
+ * it on, or to exc) before `expires_at`.
+ */
+export interface ApprovalRequired {
+  type: 'approval_required';
+  /** What `approve` names; unique among the pending and recently settled approvals. */
+  id: string;
+  /** The executor; for an MCP call the tool's function name as the model called it (`files__write_file`). */
+  executor: string;
+  /** The whole program that would run; for an MCP call its arguments as indented JSON. */
+  code: string;
+  /** The model's reason ("" when it gave none; an MCP call has none). */
+  reason: string;
+  /** When an unanswered approval becomes a denial (ISO 8601, UTC). */
+  expires_at: string;
+  /** ZINO extra: the request the run belongs to. */
+  request_id?: string;
+  /** ZINO extra: true when the run is on the host because no sandbox can be used here (not because the model asked). */
+  no_sandbox?: boolean;
+  /** ZINO extra: present when this is a call of an MCP tool (`code` then holds its arguments). */
+  mcp?: McpCallAsked;
+}
+
+/** One pending approval in an `approvals` reply. */
+export interface PendingApproval {
+  id: string;
+  executor: string;
+  /** The program, cut at {@link LISTED_CODE_CHARS} characters unless one approval was asked for by `id`. */
+  code: string;
+  /** The program's full length, in UTF-8 bytes. */
+  code_bytes: number;
+  /** True when `code` is cut. */
+  code_truncated?: boolean;
+  reason: string;
+  expires_at: string;
+  /** When it was asked (ISO 8601, UTC). */
+  asked_at: string;
+  request_id: string;
+  channel_id?: string;
+  no_sandbox?: boolean;
+  mcp?: McpCallAsked;
+}
+
+/** Characters of each program an `approvals` listing shows (ask for one `id` to see it whole). */
+export const LISTED_CODE_CHARS = 4096;
+
+/** `{"type":"approve","id","decision","note"?}`: answer a pending approval. */
+export interface ApproveRequest {
+  type: 'approve';
+  id: string;
+  decision: 'allow' | 'deny';
+  /** Told to the model with a denial ("the operator denied this: <note>") and kept in the audit log. */
+  note?: string | undefined;
+  request_id?: string | undefined;
+}
+
+/** `{"type":"ok"}`: the answer was taken. */
+export interface ApproveReply {
+  type: 'ok';
+}
+
+/** `{"type":"approvals","id"?}`: the pending approvals (one, whole, when `id` is given). */
+export interface ApprovalsRequest {
+  type: 'approvals';
+  id?: string | undefined;
+  request_id?: string | undefined;
+}
+
+/** The pending approvals, oldest first. */
+export interface ApprovalsReply {
+  type: 'approvals';
+  pending: PendingApproval[];
+  /** How many pending approvals did not fit in the reply (0 or absent: none). */
+  omitted?: number;
 }
 
 /** The outcome of `execute`. */
@@ -27,6 +134,8 @@ export interface ExecuteResult {
   duration_ms?: number;
   /** ZINO extra: whether the code ran in the bubblewrap sandbox. */
   sandboxed?: boolean;
+  /** ZINO extra: how the run was allowed, as in the audit log (`sandboxed`, `approved`, `policy:allow`, `rule:2`, …). */
+  decision?: string;
 }
 
 /** `{"type":"validate","executor","code"}`: static analysis only. */
@@ -64,6 +173,10 @@ export interface ExcCapabilities {
   sandbox: { mode: 'auto' | 'bwrap' | 'none'; active: boolean; reason: string };
   /** ZINO extra. */
   max_output_bytes: number;
+  /** ZINO extra: the `[approval]` policy of host runs, and how many approvals are pending. */
+  approval?: { mode: 'ask' | 'allow' | 'deny'; unattended: 'deny' | 'allow'; timeout_s: number; rules: number; pending: number };
+  /** ZINO extra: the audit log, and why it cannot be written when it cannot. */
+  audit?: { file: string; ok: boolean; problem?: string };
 }
 
 /** `{"type":"capabilities"}`. */
@@ -75,7 +188,7 @@ export interface ExcCapabilitiesRequest {
 /** The hints an MCP server gives about a tool (MCP `ToolAnnotations`); none is a promise. */
 export interface McpToolAnnotations {
   title?: string;
-  /** The tool does not change its environment. A call runs without host approval. */
+  /** The tool does not change its environment. A call skips the host-run approval policy. */
   readOnlyHint?: boolean;
   destructiveHint?: boolean;
   idempotentHint?: boolean;
@@ -98,7 +211,10 @@ export interface McpTool {
   /** The JSON Schema of its arguments (an object schema). */
   input_schema: Record<string, unknown>;
   annotations?: McpToolAnnotations;
-  /** Whether a call would run now: the server is `trusted`, or the tool is annotated `readOnlyHint`. */
+  /**
+   * Whether a call skips `[approval]`: the server is `trusted`, or the tool is annotated
+   * `readOnlyHint`. Otherwise each call is decided like a host run (asked, allowed or refused).
+   */
   runs_without_approval: boolean;
 }
 
@@ -164,6 +280,13 @@ export interface CallToolRequest {
   /** Checked against the tool's input schema before the call. @default {} */
   arguments?: Record<string, unknown> | undefined;
   request_id?: string | undefined;
+  /**
+   * ZINO extra: the caller passes `approval_required` frames on to someone who can
+   * answer them. Without it a call that needs a person gets `[approval] unattended`.
+   */
+  approvals?: boolean | undefined;
+  /** ZINO extra: the daemon channel the call belongs to, for the audit log. */
+  channel_id?: string | undefined;
 }
 
 /** The outcome of `call_tool`. A tool that failed is a result with `is_error`, not an error frame. */
@@ -172,8 +295,14 @@ export interface CallToolResult {
   content: McpContent[];
   /** The tool reported a failure, or the call was refused (`approval` says so). */
   is_error: boolean;
-  /** Why it ran or was refused: `trusted` server, `read_only` tool, or `refused` (needs host approval). */
-  approval: 'trusted' | 'read_only' | 'refused';
+  /**
+   * Why it ran or was refused: `trusted` server, `read_only` tool, `approved` (allowed
+   * under `[approval]`: by a person, the mode or `unattended`), or `refused` (by the
+   * policy or a person; nothing was sent to the server).
+   */
+  approval: 'trusted' | 'read_only' | 'approved' | 'refused';
+  /** ZINO extra: for `approved` and `refused`, how it was decided, as in the audit log (`approved`, `policy:allow`, `denied`, `timeout`, `unattended:deny`, …). */
+  decision?: string;
   /** The text was cut at `[exc] max_output_bytes`. */
   truncated?: boolean;
   duration_ms?: number;
@@ -181,9 +310,11 @@ export interface CallToolResult {
 
 /** zino-exc's messages. */
 export const EXC = {
-  execute: message<ExecuteRequest, ExecuteResult>('execute', { result: true }),
+  execute: message<ExecuteRequest, ExecuteResult, ApprovalRequired>('execute', { result: true }),
+  approve: message<ApproveRequest, ApproveReply>('approve', { ok: true }),
+  approvals: message<ApprovalsRequest, ApprovalsReply>('approvals', { approvals: true }),
   validate: message<ValidateRequest, ValidationReply>('validate', { validation: true }),
   capabilities: message<ExcCapabilitiesRequest, ExcCapabilities>('capabilities', { capabilities: true }),
   list_tools: message<ListToolsRequest, ToolsReply>('list_tools', { tools: true }),
-  call_tool: message<CallToolRequest, CallToolResult>('call_tool', { tool_result: true }),
+  call_tool: message<CallToolRequest, CallToolResult, ApprovalRequired>('call_tool', { tool_result: true }),
 } as const;

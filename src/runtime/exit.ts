@@ -72,4 +72,10 @@ const STATUS_OF_CODE: Readonly<Record<ErrorCode, ExitStatus>> = {
   UNKNOWN_TYPE: EXIT.FAILURE,
   UPSTREAM_ERROR: EXIT.FAILURE,
   INTERNAL: EXIT.FAILURE,
+  // An approval answered wrongly (`zino approve`: unknown, expired, already settled) or a host run refused: an error answer.
+  APPROVAL_DENIED: EXIT.FAILURE,
+  APPROVAL_UNKNOWN: EXIT.FAILURE,
+  APPROVAL_EXPIRED: EXIT.FAILURE,
+  APPROVAL_SETTLED: EXIT.FAILURE,
+  AUDIT_UNAVAILABLE: EXIT.FAILURE,
 };

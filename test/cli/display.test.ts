@@ -1,6 +1,9 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { approvalHandler, describeApproval } from '../../src/cli/approval-prompt.js';
+import { formatRecord } from '../../src/cli/commands/audit.js';
 import { AnswerDisplay, type AnswerFrame } from '../../src/cli/display.js';
+import type { ApprovalRequired } from '../../src/protocol/exc.js';
 
 function sink(): { stream: Writable; text: () => string } {
   let text = '';
@@ -67,5 +70,51 @@ describe('AnswerDisplay', () => {
     display.finish();
     expect(out.text()).toBe('ok\n');
     expect(err.text()).toBe('[tool] x: \n');
+  });
+});
+
+describe('approvals and the audit log of MCP calls', () => {
+  const asked: ApprovalRequired = {
+    type: 'approval_required',
+    id: '0123456789',
+    executor: 'files__write_file',
+    code: '{\n  "path": "/srv/x",\n  "content": "hi"\n}',
+    reason: '',
+    expires_at: new Date(Date.now() + 60_000).toISOString(),
+    mcp: { server: 'files', tool: 'write_file' },
+  };
+
+  it('shows the server, the tool and the arguments, and asks whether to call it', async () => {
+    const text = describeApproval(asked);
+    expect(text).toContain('ZINO wants to call this MCP tool, which may change things on the host');
+    expect(text).toContain('  server:   files\n  tool:     write_file (files__write_file)\n  approval: 0123456789');
+    expect(text).toContain('  arguments:\n  | {\n  |   "path": "/srv/x",');
+    expect(text).not.toContain('reason:');
+    const prompts: string[] = [];
+    const written: string[] = [];
+    const question = (prompt: string): Promise<string> => {
+      prompts.push(prompt);
+      return Promise.resolve('y');
+    };
+    const handler = approvalHandler({ kind: 'ask', question }, (t) => written.push(t), new AbortController().signal);
+    expect(await handler(asked)).toEqual({ decision: 'allow' });
+    expect(prompts).toEqual(['Call it? [y]es / [n]o / [a]lways for this request: ']);
+    const yes: string[] = [];
+    await approvalHandler({ kind: 'yes' }, (t) => yes.push(t), new AbortController().signal)(asked);
+    expect(yes).toEqual(['[host] approved (--yes): files__write_file\n']);
+  });
+
+  it('zino audit prints an MCP record with its server, tool and arguments', () => {
+    const base = { time: '2025-01-02T03:04:05.678Z', id: 'x', request_id: 'req-mcp-1', where: 'mcp', server: 'files', tool: 'write_file' };
+    const args = { arguments: '{"path":"/srv/x","content":"hi"}' };
+    expect(formatRecord({ ...base, ...args, event: 'decision', decision: 'deny', how: 'denied', note: 'no' })).toBe(
+      '2025-01-02 03:04:05Z  decision  mcp      denied            mcp      DENIED              req=req-mcp-1  files/write_file {"path":"/srv/x","content":"hi"} note: "no"',
+    );
+    expect(formatRecord({ ...base, ...args, event: 'run', decision: 'allow', how: 'read_only', is_error: true, duration_ms: 12 })).toContain(
+      '  read_only         mcp      tool error 12 ms  ',
+    );
+    expect(formatRecord({ ...base, arguments: `{"content":"${'x'.repeat(100)}"}`, event: 'run', decision: 'allow', how: 'trusted', duration_ms: 3 })).toMatch(
+      / done 3 ms .* files\/write_file \{"content":"x+ …$/,
+    );
   });
 });

@@ -20,11 +20,18 @@ let cleanup: () => void;
 let zino: ZinoClient;
 
 const TOOL_REPLY = 'Looking.<tool_call>{"name":"execute_bash","arguments":{"code":"echo client-tool"}}</tool_call>';
+const HOST_REPLY = 'Restarting.<tool_call>{"name":"execute_bash","arguments":{"code":"echo restarted","host":true,"reason":"restart it"}}</tool_call>';
 
 beforeAll(async () => {
   mock = await startMockLlm();
   ({ dir, cleanup } = tempDir('zcl'));
-  const { file } = writeTestConfig(dir, { api: { base_url: mock.baseUrl, key: 'sk-client' }, service: { model: 'client-model' }, exc: { sandbox: 'none' } });
+  const { file } = writeTestConfig(dir, {
+    api: { base_url: mock.baseUrl, key: 'sk-client' },
+    service: { model: 'client-model' },
+    exc: { sandbox: 'none' },
+    // Every run is a host run here: clients that cannot be asked are allowed; the approval example is asked.
+    approval: { mode: 'ask', unattended: 'allow' },
+  });
   suite = await startSuite(file);
   zino = new ZinoClient({ dir });
 });
@@ -209,6 +216,8 @@ describe('docs/client.md', () => {
     mock.reset({
       rules: [
         { role: 'user', match: 'uptime', reply: TOOL_REPLY },
+        { role: 'user', match: 'restart the web server', reply: HOST_REPLY },
+        { role: 'assistant', match: 'the operator denied this: only', reply: ' Refused.' },
         { role: 'assistant', reply: ' Up.' },
         { match: 'system log', hang: true },
         { reply: 'plenty free' },
@@ -220,13 +229,15 @@ describe('docs/client.md', () => {
     expect(await examples.askWithDeadline(dir, 500)).toBe('gave up');
     expect((await examples.rememberAndSearch(dir)).length).toBeGreaterThan(0);
     expect(await examples.describeFailure(dir)).toBe('mem refused: INVALID_REQUEST');
+    expect(await examples.askApprovingOnly(dir, 'echo restarted')).toMatch(/<tool_response>\nrestarted\n<\/tool_response>\n Up\.$/);
+    expect(await examples.askApprovingOnly(dir, 'echo something else')).toMatch(/ Refused\.$/);
   });
 
   it('shows each example verbatim', () => {
     const doc = readFileSync(path.join(PACKAGE_ROOT, 'docs', 'client.md'), 'utf8');
     const source = readFileSync(path.join(PACKAGE_ROOT, 'test', 'client', 'examples.ts'), 'utf8');
     const regions = [...source.matchAll(/\/\/ example: (\w+)\n([\s\S]*?)\/\/ end\n/g)];
-    expect(regions.map((r) => r[1])).toEqual(['ask', 'stream', 'cancel', 'memory', 'errors']);
+    expect(regions.map((r) => r[1])).toEqual(['ask', 'stream', 'cancel', 'memory', 'approve', 'errors']);
     for (const [, name, code] of regions) expect(doc, `docs/client.md shows the "${name}" example`).toContain(code);
   });
 });

@@ -49,6 +49,17 @@ export async function rememberAndSearch(dir: string): Promise<number[]> {
 }
 // end
 
+// example: approve
+export async function askApprovingOnly(dir: string, allowed: string): Promise<string> {
+  const zino = new ZinoClient({ dir });
+  const answer = await zino.ask('restart the web server', {
+    // Called for each host run the model asks for; the answer goes to the daemon on a new connection.
+    onApproval: (request) => (request.code.trim() === allowed ? { decision: 'allow' } : { decision: 'deny', note: `only "${allowed}" may run` }),
+  });
+  return answer.content;
+}
+// end
+
 // example: errors
 export async function describeFailure(dir: string): Promise<string> {
   const zino = new ZinoClient({ dir });

@@ -33,6 +33,9 @@ const SHARED = [
   `template = ${JSON.stringify(path.join(PACKAGE_ROOT, 'SYSTEM.md'))}`,
   '[exc]',
   'sandbox = "none"',
+  // No sandbox makes every run a host run: allowed here, as in the other suites without one (test/helpers/mock.ts).
+  '[approval]',
+  'mode = "allow"',
   '[limits]',
   'shutdown_grace_ms = 3000',
   '',

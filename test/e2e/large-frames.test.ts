@@ -29,6 +29,7 @@ beforeAll(async () => {
     api: { base_url: mock.baseUrl, key: 'sk-big' },
     service: { model: 'big-model' },
     exc: { sandbox: 'none', max_output_bytes: 24 * MiB },
+    approval: { mode: 'allow' },
     // The search would tokenise 17 MB of query text; this test is about frames, not TF-IDF.
     ctx: { hard_memory_top_k: 0 },
     // Every part of a prompt (soft memory, context, message) may take a quarter of a frame.

@@ -33,6 +33,8 @@ beforeAll(async () => {
   const { file } = writeTestConfig(
     dir,
     mockOverrides(llm.mock, {
+      // No code runs here: the policy at its defaults, so an untrusted write tool meets [approval] unattended.
+      approval: { mode: 'ask' },
       mcp: {
         servers: {
           every: wiretapped(wiretap, everything()),
@@ -149,7 +151,9 @@ describe('MCP tools for the agent', () => {
       ],
     });
     await request(daemon, { message: 'write a file' });
-    expect(assistantOf(1)).toMatch(/<tool_response>\nerror: needs host approval: the tool "write_file" of the MCP server "files"/);
+    expect(assistantOf(1)).toMatch(
+      /<tool_response>\nerror: the MCP tool files__write_file was not called: .*\[approval\] unattended = "deny"; .*trusted = true in \[mcp\.servers\.files\]/,
+    );
     expect(existsSync(target)).toBe(false);
   });
 

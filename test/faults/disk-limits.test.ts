@@ -34,7 +34,7 @@ async function startExc(sandbox: 'none' | 'bwrap', dir?: string): Promise<{ exc:
     base = temp.dir;
     cleanups.push(temp.cleanup);
   }
-  const { file } = writeTestConfig(base, { exc: { sandbox, timeout: 60, max_disk_bytes: LIMIT } });
+  const { file } = writeTestConfig(base, { exc: { sandbox, timeout: 60, max_disk_bytes: LIMIT }, approval: { mode: 'allow' } });
   const exc = await startService('exc', file);
   cleanups.push(async () => void (await exc.stop()));
   return { exc, dir: base, file };

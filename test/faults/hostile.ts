@@ -17,14 +17,22 @@ export interface RequestShape {
 
 /** The requests of every service that take fields (those without fields cannot be made invalid). */
 export const SHAPES: Record<string, RequestShape[]> = {
-  daemon: [{ type: undefined, required: { message: 'string' }, optional: { channel_id: 'string', stream: 'boolean' } }],
+  daemon: [
+    { type: undefined, required: { message: 'string' }, optional: { channel_id: 'string', stream: 'boolean', events: 'boolean', approvals: 'boolean' } },
+    { type: 'approve', required: { id: 'string', decision: 'string' }, optional: { note: 'string' } },
+  ],
   rtr: [{ type: 'infer', required: { messages: 'messages' }, optional: { temperature: 'number', top_p: 'number', stream: 'boolean' } }],
   agr: [
-    { type: 'run', required: { messages: 'messages' }, optional: { temperature: 'number', top_p: 'number', max_iterations: 'integer', stream: 'boolean' } },
+    {
+      type: 'run',
+      required: { messages: 'messages' },
+      optional: { temperature: 'number', top_p: 'number', max_iterations: 'integer', stream: 'boolean', approvals: 'boolean', channel_id: 'string' },
+    },
   ],
   sys: [{ type: 'set_soft_memory', required: { content: 'string' } }],
   exc: [
-    { type: 'execute', required: { executor: 'string', code: 'string' } },
+    { type: 'execute', required: { executor: 'string', code: 'string' }, optional: { host: 'boolean', reason: 'string', approvals: 'boolean' } },
+    { type: 'approve', required: { id: 'string', decision: 'string' }, optional: { note: 'string' } },
     { type: 'validate', required: { executor: 'string', code: 'string' } },
   ],
   mem: [

@@ -34,6 +34,8 @@ beforeAll(async () => {
     api: { base_url: mock.baseUrl, key: 'k' },
     service: { model: 'm' },
     exc: { sandbox: 'none' },
+    // Every run is a host run here, allowed: what must stop a forged call is agr, not approval.
+    approval: { mode: 'allow' },
   });
 });
 afterAll(async () => {

@@ -8,9 +8,14 @@ import type { MockScript } from '../../src/testing/mock-llm/script.js';
 import { startServices, type ConfigOverrides, type ServiceGroup } from '../../src/testing/suite.js';
 import { tempDir } from './util.js';
 
-/** Overrides that point rtr at `mock` (model "m", key "k") and run exc without a sandbox; `extra` wins, section by section. */
+/**
+ * Overrides that point rtr at `mock` (model "m", key "k") and run exc without a
+ * sandbox, where every run is a host run: `[approval] mode = "allow"` lets them run,
+ * as these tests are about other things (test/e2e/approval.test.ts is about approval).
+ * `extra` wins, section by section.
+ */
 export function mockOverrides(mock: MockLlm, extra: ConfigOverrides = {}): ConfigOverrides {
-  const base: ConfigOverrides = { api: { base_url: mock.baseUrl, key: 'k' }, service: { model: 'm' }, exc: { sandbox: 'none' } };
+  const base: ConfigOverrides = { api: { base_url: mock.baseUrl, key: 'k' }, service: { model: 'm' }, exc: { sandbox: 'none' }, approval: { mode: 'allow' } };
   const out: Record<string, object> = { ...base };
   for (const [section, values] of Object.entries(extra)) out[section] = { ...(out[section] ?? {}), ...values };
   return out;

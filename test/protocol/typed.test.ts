@@ -87,9 +87,11 @@ describe('typed handlers', () => {
     const handlers: HandlersOf<typeof DAEMON> = {
       ask: () => ({ type: 'response', content: 'hi' }),
       status: () => ({ type: 'status', version: 'x', services: {} }),
+      approve: () => ({ type: 'ok' }),
+      approvals: () => ({ type: 'approvals', pending: [] }),
     };
     const bound = bindHandlers(DAEMON)(handlers);
-    expect(Object.keys(bound.handlers)).toEqual(['status']);
+    expect(Object.keys(bound.handlers)).toEqual(['status', 'approve', 'approvals']);
     expect(bound.untyped).toBe(handlers.ask);
   });
 

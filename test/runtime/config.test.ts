@@ -38,7 +38,16 @@ describe('loadConfig: defaults and sources', () => {
     expect(config.rtr).toEqual({ socket: '/run/zino/rtr.sock', streaming: true, max_retries: 2, timeout: 600, max_prompt_bytes: 8 * 1024 * 1024 });
     expect(config.agr.max_iterations).toBe(5);
     expect(config.agent).toEqual({ temperature: 0.7, top_p: 1.0, max_iterations: 5 });
-    expect(config.exc).toEqual({ socket: '/run/zino/exc.sock', timeout: 30, max_output_bytes: 1048576, max_disk_bytes: 268435456, sandbox: 'auto' });
+    expect(config.exc).toEqual({
+      socket: '/run/zino/exc.sock',
+      timeout: 30,
+      max_output_bytes: 1048576,
+      max_disk_bytes: 268435456,
+      sandbox: 'auto',
+      audit_log: path.join(dir, 'data/audit.jsonl'),
+      audit_max_bytes: 64 * 1024 * 1024,
+    });
+    expect(config.approval).toEqual({ mode: 'ask', timeout_s: 300, unattended: 'deny', allow_rules: [], host_user: '' });
     expect(config.sys).toEqual({ socket: '/run/zino/sys.sock', template: path.join(dir, 'SYSTEM.md'), personality: '', soft_memory: '' });
     expect(config.mem.data_dir).toBe(path.join(dir, 'data/mem'));
     expect(config.ctx).toEqual({ socket: '/run/zino/ctx.sock', history_limit: 50, hard_memory_top_k: 3, max_context_tokens: 0 });
@@ -102,7 +111,22 @@ describe('loadConfig: defaults and sources', () => {
     expect(config.daemon.socket).toBe(path.join(dir, 'state/run/daemon.sock'));
     expect(config.exc.socket).toBe(path.join(dir, 'state/run/exc.sock'));
     expect(config.mem.data_dir).toBe(path.join(dir, 'state/data/mem'));
+    expect(config.exc.audit_log).toBe(path.join(dir, 'state/data/audit.jsonl'));
     expect(loadConfig({ cwd: dir, env: { ZINO_DIR: '/x' } }).config.rtr.socket).toBe('/x/run/rtr.sock');
+  });
+
+  it('puts the audit log beside [mem] data_dir unless it is set', () => {
+    const beside = write('a.toml', '[mem]\ndata_dir = "/var/lib/zino/mem"\n');
+    expect(loadConfig({ path: beside, env: {} }).config.exc.audit_log).toBe('/var/lib/zino/audit.jsonl');
+    const empty = write('b.toml', '[exc]\naudit_log = ""\n');
+    expect(loadConfig({ path: empty, env: {} }).config.exc.audit_log).toBe(path.join(dir, 'data/audit.jsonl'));
+    const set = write('c.toml', '[exc]\naudit_log = "log/audit.jsonl"\n');
+    expect(loadConfig({ path: set, env: {} }).config.exc.audit_log).toBe(path.join(dir, 'log/audit.jsonl'));
+  });
+
+  it('reads [approval] allow_rules as a list of executables and /regexes/', () => {
+    const file = write('ZINO.toml', '[approval]\nallow_rules = ["uptime", "/usr/bin/df", "/systemctl restart (nginx|php-fpm)/"]\n');
+    expect(loadConfig({ path: file, env: {} }).config.approval.allow_rules).toEqual(['uptime', '/usr/bin/df', '/systemctl restart (nginx|php-fpm)/']);
   });
 
   it('returns a frozen config', () => {
@@ -176,11 +200,30 @@ describe('loadConfig: errors name the file and the key', () => {
     ['[mem]\ndata_dir = ""\n', '[mem] data_dir must not be empty'],
     ['agent = 5\n', '[agent] must be a table, got number 5'],
     ['[agent]\ntop_p = 1.5\n', '[agent] top_p must be at most 1, got 1.5'],
+    ['[approval]\nmode = "sometimes"\n', '[approval] mode must be one of "ask", "allow", "deny", got "sometimes"'],
+    ['[approval]\nunattended = "ask"\n', '[approval] unattended must be one of "deny", "allow", got "ask"'],
+    ['[approval]\ntimeout_s = 0\n', '[approval] timeout_s must be at least 1, got 0'],
+    ['[approval]\nallow_rules = "uptime"\n', '[approval] allow_rules must be a list of strings, got the string "uptime"'],
+    ['[approval]\nallow_rules = ["uptime", 5]\n', '[approval] allow_rules[1] must be a string, got number 5'],
+    [
+      '[approval]\nallow_rules = ["rm -rf"]\n',
+      '[approval] allow_rules[0] holds "rm -rf", which is neither an executable (a name or path without blanks or shell characters) nor a /regular expression/',
+    ],
+    [
+      '[approval]\nallow_rules = ["/(unclosed/"]\n',
+      expect.stringMatching(/^\[approval\] allow_rules\[0\] holds an invalid regular expression "\/\(unclosed\/": /),
+    ],
+    [
+      '[approval]\nhost_user = "Root Admin"\n',
+      '[approval] host_user must be a user name (lowercase letters, digits, "_" and "-", at most 32) or a numeric uid, got "Root Admin"',
+    ],
+    ['[exc]\naudit_max_bytes = 10\n', '[exc] audit_max_bytes must be at least 65536, got 10'],
   ])('rejects %j', (toml, message) => {
     const file = write('ZINO.toml', toml);
     const err = loadError(() => loadConfig({ path: file, env: {} }));
     expect(err.code).toBe('CONFIG');
-    expect(err.message).toBe(`${file}: ${message}`);
+    expect(err.message).toEqual(typeof message === 'string' ? `${file}: ${message}` : expect.stringContaining(file));
+    if (typeof message !== 'string') expect(err.message.slice(file.length + 2)).toEqual(message);
   });
 
   it('reads MCP servers, one table each, with defaults and paths resolved', () => {
@@ -218,7 +261,7 @@ describe('loadConfig: errors name the file and the key', () => {
     ['[mcp.servers.a__b]\ncommand = "a"\n', '[mcp.servers.a__b]: the name must be 1-32 letters, digits, - and single _ (not at either end)'],
     ['[mcp.servers."a b"]\ncommand = "a"\n', '[mcp.servers.a b]: the name must be 1-32 letters, digits, - and single _ (not at either end)'],
     ['[mcp.servers.files]\ncommand = "a"\nargs = "x"\n', '[mcp.servers.files] args must be a list of strings, got the string "x"'],
-    ['[mcp.servers.files]\ncommand = "a"\nargs = [1]\n', '[mcp.servers.files] args must be a list of strings, got an array'],
+    ['[mcp.servers.files]\ncommand = "a"\nargs = [1]\n', '[mcp.servers.files] args[0] must be a string, got number 1'],
     ['[mcp.servers.files]\ncommand = "a"\nenv = { "A-B" = "1" }\n', '[mcp.servers.files] env: "A-B" is not an environment variable name'],
     ['[mcp.servers.files]\ncommand = "a"\nenv = { A = 1 }\n', '[mcp.servers.files] env: A must be a string, got number 1'],
     ['[mcp.servers.files]\ncommand = "a"\ntimeout_s = 2000001\n', '[mcp.servers.files] timeout_s must be at most 2000000, got 2000001'],

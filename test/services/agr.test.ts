@@ -248,7 +248,7 @@ describe('agr when exc is down', () => {
 describe('the demo model driving the loop', () => {
   it('calls a tool, has it executed, and summarises the output', async () => {
     const { dir, cleanup: done } = tempDir('zdemo');
-    const demo = await startServices(['rtr', 'exc', 'agr'], dir, { api: { base_url: 'demo' }, exc: { sandbox: 'none' } });
+    const demo = await startServices(['rtr', 'exc', 'agr'], dir, { api: { base_url: 'demo' }, exc: { sandbox: 'none' }, approval: { mode: 'allow' } });
     try {
       const reply = await request(demo.get('agr').socket, {
         type: 'run',

@@ -24,6 +24,29 @@ describe('demo model', () => {
     expect(call.arguments.code).toContain(command);
   });
 
+  it('asks for the host, with a reason, to create a file (the one intent that changes the host)', () => {
+    expect(toolCall(demoReply(user('create a marker file on the host')))).toEqual({
+      name: 'execute_bash',
+      arguments: {
+        code: "touch -- '/tmp/zino-demo-marker' && ls -l -- '/tmp/zino-demo-marker'",
+        host: true,
+        reason: 'create the file you asked for; the sandbox cannot change anything on the host',
+      },
+    });
+    expect(toolCall(demoReply(user('please touch the file /srv/flag for me')))).toMatchObject({
+      arguments: { code: "touch -- '/srv/flag' && ls -l -- '/srv/flag'", host: true },
+    });
+    // Looking stays sandboxed.
+    expect(toolCall(demoReply(user('list the files in /etc')))).toEqual({ name: 'execute_bash', arguments: { code: "ls -la -- '/etc'" } });
+  });
+
+  it('says a refused run was not run', () => {
+    const augmented = '<tool_response>\nerror: the operator denied this (no reason given). It was not run.\n</tool_response>';
+    const reply = demoReply([{ role: 'assistant', content: augmented }]);
+    expect(reply).toContain('It was not run: the operator denied this (no reason given).');
+    expect(reply).not.toContain('It ran successfully');
+  });
+
   it('explains itself and how to configure a real endpoint otherwise', () => {
     const reply = demoReply(user('write me a poem'));
     expect(toolCall(reply)).toBeUndefined();

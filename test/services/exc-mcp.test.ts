@@ -160,8 +160,9 @@ describe('exc with MCP servers', () => {
   it('refuses a tool that may change the host on an untrusted server, and runs it on a trusted one', async () => {
     const target = path.join(share, 'written.txt');
     const refused = await call('files', 'write_file', { path: target, content: 'x' });
-    expect(refused).toMatchObject({ is_error: true, approval: 'refused' });
-    expect(refused.content[0]?.text).toMatch(/^needs host approval: .*trusted = true in \[mcp\.servers\.files\]/);
+    // A caller that does not relay approvals, under the default policy: [approval] unattended = "deny".
+    expect(refused).toMatchObject({ is_error: true, approval: 'refused', decision: 'unattended:deny' });
+    expect(refused.content[0]?.text).toMatch(/^the MCP tool files__write_file was not called: .*trusted = true in \[mcp\.servers\.files\]/);
     expect(existsSync(target)).toBe(false);
     const written = await call('files-rw', 'write_file', { path: target, content: 'written by MCP' });
     expect(written).toMatchObject({ is_error: false, approval: 'trusted' });

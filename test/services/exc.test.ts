@@ -22,7 +22,8 @@ afterEach(async () => {
 
 async function exc(overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = {}): Promise<{ service: StartedService; dir: string }> {
   const { dir, cleanup } = tempDir('zexc');
-  const { file } = writeTestConfig(dir, { exc: { sandbox: 'none', timeout: 10 }, ...overrides });
+  // Without a sandbox every run is a host run: allowed here, as these tests are about running (approval has its own).
+  const { file } = writeTestConfig(dir, { exc: { sandbox: 'none', timeout: 10 }, approval: { mode: 'allow' }, ...overrides });
   const service = await startService('exc', file, { env });
   started.push({ service, cleanup });
   return { service, dir };

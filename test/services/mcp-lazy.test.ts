@@ -56,7 +56,8 @@ describe('the MCP SDK', () => {
       expect(cli.status).toBe(69);
       const cliImports = readFileSync(log, 'utf8').split('\n');
       expect(cliImports.some((url) => url.includes('/src/cli/commands/mcp.js'))).toBe(true);
-      expect(cliImports.filter((url) => url.includes('@modelcontextprotocol') || url.includes('/frontends/'))).toEqual([]);
+      // (`zino status` reads [http] listen with the HTTP front end's small parser; the MCP front end is not loaded.)
+      expect(cliImports.filter((url) => url.includes('@modelcontextprotocol') || url.includes('/frontends/mcp/'))).toEqual([]);
     } finally {
       cleanup();
     }

@@ -5,6 +5,7 @@
  */
 import { RemoteError, ZinoError, ZinoClient, maxMessageBytes, messageTooLarge, type DoneFrame, type ResponseFrame } from '../../client/index.js';
 import { EXIT, exitStatusFor } from '../../runtime/exit.js';
+import { approvalHandler, terminalQuestion, type ApprovalMode } from '../approval-prompt.js';
 import { cliClient, fail, howToStart, type ConfigOptions } from '../config.js';
 import { degradedReport } from '../degraded.js';
 import { AnswerDisplay, type AnswerFrame } from '../display.js';
@@ -17,6 +18,7 @@ export interface AskOptions extends ConfigOptions {
   json?: boolean;
   raw?: boolean;
   events?: boolean;
+  yes?: boolean;
 }
 
 /** Runs `zino ask`. */
@@ -31,8 +33,20 @@ export async function askCommand(words: string[], options: AskOptions): Promise<
     json: options.json ?? false,
     raw: options.raw ?? false,
     events: options.events ?? false,
+    approvals: approvalMode(options.yes ?? false),
   });
   process.exit(code);
+}
+
+/**
+ * How host-run approvals of `zino ask` are answered: `--yes` approves them all; on a
+ * terminal the person is asked (Ctrl-C at the question cancels, as it does
+ * elsewhere); otherwise nothing is asked and the daemon applies `[approval] unattended`.
+ */
+function approvalMode(yes: boolean): ApprovalMode | undefined {
+  if (yes) return { kind: 'yes' };
+  if (process.stdin.isTTY !== true) return undefined;
+  return { kind: 'ask', question: terminalQuestion(() => process.emit('SIGINT')) };
 }
 
 /** What one question needs. */
@@ -51,29 +65,56 @@ export interface AskParams {
    * nothing": `zino chat` waits for a restarting daemon and sends again.
    */
   onDaemonError?: (err: ZinoError) => boolean;
+  /** Answer host-run approvals this way; absent: the request does not take part (the policy applies). */
+  approvals?: ApprovalMode | undefined;
 }
 
 /** Asks once and prints the answer; returns the exit status. */
 export async function askOnce(client: ZinoClient, params: AskParams): Promise<number> {
-  const controller = new AbortController();
-  const onSigint = (): void => controller.abort();
-  if (params.signal) params.signal.addEventListener('abort', onSigint, { once: true });
-  else process.once('SIGINT', onSigint);
-  const options = {
-    signal: controller.signal,
-    ...(params.channel === undefined ? {} : { channelId: params.channel }),
-    // Tool activity on stderr comes from the event frames; --json shows them only when asked.
-    events: !params.json || params.events,
-  };
   const tooLarge = sizeProblem(client, params.message);
   if (tooLarge !== undefined) {
     process.stderr.write(`zino: ${tooLarge}\n`);
     return EXIT.FAILURE;
   }
+  const controller = new AbortController();
+  const onSigint = (): void => controller.abort();
+  if (params.signal) params.signal.addEventListener('abort', onSigint, { once: true });
+  else process.once('SIGINT', onSigint);
   const display = new AnswerDisplay({ out: process.stdout, err: process.stderr }, params.raw);
   // Streamed answers on a terminal: a line on stderr while the answer is silent (waiting.ts).
   const waiting = new WaitingIndicator(process.stderr, { enabled: params.stream });
   let terminal: DoneFrame | ResponseFrame | undefined;
+  const handler = params.approvals
+    ? approvalHandler(
+        params.approvals,
+        (text) => {
+          if (!params.json) display.breakLine();
+          process.stderr.write(text);
+        },
+        controller.signal,
+      )
+    : undefined;
+  // The waiting line stays away while a person reads the code and answers; the wait for the run starts after.
+  const onApproval: typeof handler = handler
+    ? async (request) => {
+        waiting.stop();
+        try {
+          return await handler(request);
+        } finally {
+          waiting.activity('tool');
+        }
+      }
+    : undefined;
+  const approvalOptions = onApproval
+    ? { onApproval, onApprovalError: (err: ZinoError) => process.stderr.write(`zino: the answer was not taken: ${err.message}\n`) }
+    : {};
+  const options = {
+    signal: controller.signal,
+    ...(params.channel === undefined ? {} : { channelId: params.channel }),
+    // Tool activity on stderr comes from the event frames; --json shows them only when asked.
+    events: !params.json || params.events,
+    ...approvalOptions,
+  };
   try {
     const show = (frame: AnswerFrame): void => {
       waiting.activity(frame.type === 'tool_call' ? 'tool' : 'model');

@@ -1,6 +1,7 @@
 /**
  * `zino chat`: an interactive session on one channel, streaming, with tool
- * activity on stderr. Ctrl-C cancels the answer in progress; at the prompt it (or
+ * activity on stderr; on a terminal, a host run the model asks for is put to the
+ * person in place (y / n / a). Ctrl-C cancels the answer in progress; at the prompt it (or
  * Ctrl-D, or /exit) ends the session. Slash commands are in chat-commands.ts; an
  * unknown one is never sent to the model. When the daemon stops answering in the
  * middle of a session (a restart), the session waits for it (reconnect.ts), keeps
@@ -8,6 +9,7 @@
  */
 import readline from 'node:readline';
 import { EXIT } from '../../runtime/exit.js';
+import { readlineQuestion, type ApprovalMode } from '../approval-prompt.js';
 import { chatHelp, parseChatLine } from '../chat-commands.js';
 import { cliClient, howToStart, type ConfigOptions } from '../config.js';
 import { DEFAULT_RECONNECT_S, waitForDaemon } from '../reconnect.js';
@@ -44,7 +46,15 @@ export async function chatCommand(options: ChatOptions): Promise<void> {
     atPrompt = interactive;
     if (interactive) rl.prompt();
   };
-  const session = { client, channel, raw: options.raw ?? false, reconnectMs: reconnectS * 1000, answered: false };
+  const session: Session = {
+    client,
+    channel,
+    raw: options.raw ?? false,
+    reconnectMs: reconnectS * 1000,
+    answered: false,
+    // On a terminal, host runs are asked about in place; piped input cannot answer, so the policy applies.
+    approvals: interactive ? { kind: 'ask', question: readlineQuestion(rl) } : undefined,
+  };
   let status: number = EXIT.OK;
   rl.setPrompt('you> ');
   prompt();
@@ -84,6 +94,8 @@ interface Session {
   reconnectMs: number;
   /** The daemon has answered in this session: a refusal from now on is a restart worth waiting for. */
   answered: boolean;
+  /** How host-run approvals are answered; absent: the policy applies. */
+  approvals: ApprovalMode | undefined;
 }
 
 /**
@@ -103,6 +115,7 @@ async function send(session: Session, message: string, signal: AbortSignal): Pro
       raw: session.raw,
       events: false,
       signal,
+      approvals: session.approvals,
       onDaemonError: (err) => {
         lost = err;
         // Not reached at all (nothing was sent) after it had answered: wait quietly below.

@@ -143,6 +143,7 @@ async function banner(
     `  daemon:  ${client.socket('daemon')}`,
     ...endpoint,
     `  ask:     ${cmd('ask')} "how much disk space is free?"`,
+    `  host:    ${cmd('ask')} "create a marker file on the host"   (a change: asks for your yes)`,
     `  chat:    ${cmd('chat')}`,
     `  status:  ${cmd('status')}`,
     'Press Ctrl-C to stop.',

@@ -55,6 +55,13 @@ const BY_CODE: Readonly<Record<ErrorCode, [number, OpenAiErrorType, string]>> = 
   UNKNOWN_TYPE: [500, 'server_error', 'internal_error'],
   ADDRESS_IN_USE: [500, 'server_error', 'internal_error'],
   CONFIG: [500, 'server_error', 'internal_error'],
+  // exc's audit log cannot be written: host runs are refused until it can.
+  AUDIT_UNAVAILABLE: [503, 'server_error', 'service_unavailable'],
+  // Answers to `approve`, and a denial agr turns into text the model reads: never an answer to a chat completion.
+  APPROVAL_DENIED: [500, 'server_error', 'internal_error'],
+  APPROVAL_UNKNOWN: [500, 'server_error', 'internal_error'],
+  APPROVAL_EXPIRED: [500, 'server_error', 'internal_error'],
+  APPROVAL_SETTLED: [500, 'server_error', 'internal_error'],
   INTERNAL: [500, 'server_error', 'internal_error'],
 };
 

@@ -58,6 +58,9 @@ async function* fromDaemon(config: Readonly<ResolvedConfig>, job: ChatJob, ctx: 
       case 'usage':
         yield { kind: 'event', event: frame };
         break;
+      case 'approval_required':
+        // Never sent: this front end does not opt in to approvals, so a host run that needs a person gets `[approval] unattended`.
+        break;
     }
   }
 }

@@ -163,7 +163,9 @@ export function resolveConfig(raw: unknown, ctx: ResolveContext): { config: Read
   if (ctx.dir !== undefined) {
     for (const service of SERVICE_NAMES) config[service].socket = path.join(ctx.dir, 'run', `${service}.sock`);
     config.mem.data_dir = path.join(ctx.dir, 'data', 'mem');
+    config.exc.audit_log = path.join(ctx.dir, 'data', 'audit.jsonl');
   }
+  if (config.exc.audit_log === '') config.exc.audit_log = path.join(path.dirname(config.mem.data_dir), 'audit.jsonl');
   // The token sits beside mem's data (`data/http.token` by default, `DIR/data/http.token` under --dir).
   const http = isTable(raw.http) ? raw.http : {};
   if (http.token_file === undefined) config.http.token_file = path.join(path.dirname(config.mem.data_dir), 'http.token');
@@ -247,10 +249,6 @@ function readTables(value: unknown, spec: AnyTablesSpec, id: string, where: stri
 
 function checkValue(value: unknown, spec: ScalarKeySpec, name: string): unknown {
   switch (spec.kind) {
-    case 'strings':
-      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string'))
-        throw new ConfigError(`${name} must be a list of strings, got ${describe(value)}`);
-      return [...value];
     case 'env': {
       if (!isTable(value)) throw new ConfigError(`${name} must be a table of strings like { NAME = "value" }, got ${describe(value)}`);
       for (const [key, v] of Object.entries(value)) {
@@ -271,13 +269,30 @@ function checkValue(value: unknown, spec: ScalarKeySpec, name: string): unknown 
       return value;
     }
     case 'string':
-    case 'path':
+    case 'path': {
       if (typeof value !== 'string') throw new ConfigError(`${name} must be a string, got ${describe(value)}`);
-      if (spec.kind === 'path' && spec.optional !== true && value.trim() === '') throw new ConfigError(`${name} must not be empty`);
+      // "" is "not set" for an optional path (its default is filled in or left out); blanks are never a path.
+      if (spec.kind === 'path' && value.trim() === '' && !(spec.optional === true && value === '')) throw new ConfigError(`${name} must not be empty`);
       if (spec.choices && !spec.choices.includes(value)) {
         throw new ConfigError(`${name} must be one of ${spec.choices.map((c) => `"${c}"`).join(', ')}, got "${value}"`);
       }
+      const problem = spec.check?.(value);
+      if (problem !== undefined) throw new ConfigError(`${name} ${problem}`);
       return value;
+    }
+    case 'strings': {
+      if (!Array.isArray(value)) throw new ConfigError(`${name} must be a list of strings, got ${describe(value)}`);
+      if (spec.maxItems !== undefined && value.length > spec.maxItems)
+        throw new ConfigError(`${name} must have at most ${spec.maxItems} entries, got ${value.length}`);
+      const list: string[] = [];
+      for (const [i, item] of value.entries()) {
+        if (typeof item !== 'string') throw new ConfigError(`${name}[${i}] must be a string, got ${describe(item)}`);
+        const problem = spec.check?.(item);
+        if (problem !== undefined) throw new ConfigError(`${name}[${i}] ${problem}`);
+        list.push(item);
+      }
+      return list;
+    }
   }
 }
 

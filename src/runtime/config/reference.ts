@@ -68,6 +68,17 @@ export const KEY_NOTES: Readonly<Record<string, string>> = {
     'A new connection past it closes the oldest one whose request has not arrived in full (one that has sent nothing first; a partly sent one gets `OVERLOADED`), so idle or trickling connections cannot lock out ping. Only when every connection is being answered is the new one refused with `OVERLOADED`.',
   'exc.sandbox':
     '`"auto"`: in bubblewrap when it is installed and usable, else directly; `"bwrap"`: in bubblewrap, refusing to run code without it; `"none"`: directly.',
+  'exc.audit_log':
+    'One JSON object a line for every run, sandboxed or on the host, and every host-run decision, written (and fsynced) before the run: see [operations.md](operations.md#audit-log). Created 0600 in a 0700 directory when missing; hidden from sandboxed code. Replaced by `DIR/data/audit.jsonl` under `--dir DIR` / `$ZINO_DIR`. `zino audit` prints it.',
+  'exc.audit_max_bytes': 'One rotated file is kept, so the log takes at most about twice this on disk.',
+  'approval.mode':
+    'A host run is one the model asks for (`"host": true`), or any run when no sandbox can be used (`[exc] sandbox = "none"`, or no bubblewrap). Sandboxed runs never need approval. A call of an MCP tool not annotated read-only, on a server that is not `trusted`, is decided the same way. See [security.md](security.md).',
+  'approval.unattended':
+    'A caller that did not send `"approvals": true` (every client of the original protocol, `zino ask` without a terminal) cannot answer an approval.',
+  'approval.allow_rules':
+    'Checked after `mode = "deny"` and before asking. A rule only ever matches a command on one line made of plain words (letters, digits and `_ . / : = @ % + , -`), so no `;`, `&`, `|`, quotes, `$`, redirections or globs: an executable rule (`"uptime"`, `"/usr/bin/systemctl"`) matches when the first word is exactly it, whatever the arguments; a `/regex/` rule when it matches the whole command. A rule on text is not a sandbox: allowing `systemctl` allows `systemctl poweroff`; write the narrowest regex that does the job. Audited as `rule:<n>` (1-based).',
+  'approval.host_user':
+    'Read by the privileged runner unit that carries out host runs under systemd. exc itself runs a host run as its own user: under `zino up`, the user who started it. exc checks at start that a name given here exists (else it stops with a configuration error) and logs which account host runs use.',
   'mem.data_dir': 'Replaced by `DIR/data/mem` under `--dir DIR` / `$ZINO_DIR`. The format is in [storage.md](storage.md).',
   'http.listen':
     'An IPv4 or IPv6 address (`[::1]:8088`) or `localhost`, and a port (0 picks a free one, logged at start). Anything but loopback is refused (exit 78) unless `allow_non_loopback = true`. Under systemd, the unit also allows only loopback IP traffic ([http.md](http.md)).',
@@ -81,7 +92,7 @@ export const KEY_NOTES: Readonly<Record<string, string>> = {
   'mcp.servers.NAME.url': 'E.g. `"http://127.0.0.1:9000/mcp"`.',
   'mcp.servers.NAME.tools': 'Absent: every tool the server lists. A tool left out is neither shown to the model nor callable.',
   'mcp.servers.NAME.trusted':
-    'false: only tools annotated `readOnlyHint` run; any other call is refused with an error the model reads (host approval, see [mcp.md](mcp.md)).',
+    'false: only tools annotated `readOnlyHint` run without approval; any other call is decided by `[approval]` like a host run (asked, allowed or refused; the allow rules do not apply), see [mcp.md](mcp.md#approval-and-trust). Every call is in the audit log either way.',
 };
 
 const KIND_NAMES: Record<AnyKeySpec['kind'], string> = {
@@ -116,9 +127,10 @@ function allowed(spec: AnyKeySpec): string {
     case 'boolean':
       return '`true`, `false`';
     case 'path':
-      return spec.optional === true ? 'relative to the config file' : 'non-empty; relative to the config file';
+      if (spec.optional !== true) return 'non-empty; relative to the config file';
+      return spec.derived !== undefined ? 'relative to the config file; `""` = the default' : 'relative to the config file';
     case 'strings':
-      return 'list of strings';
+      return spec.maxItems !== undefined ? `list of at most ${spec.maxItems} strings` : 'list of strings';
     case 'env':
       return 'table of strings';
     case 'tables':
@@ -207,8 +219,9 @@ export function renderConfigReference(): string {
     '',
     "The **origin** column says whether a key is the contract's (the ZINO service",
     "reference: its name and default are stable) or ZINO's own addition. Types:",
-    '`integer` and `number` (TOML integer or float), `string`, `boolean`, and `path` (a',
-    'string resolved against the directory of the config file).',
+    '`integer` and `number` (TOML integer or float), `string`, `boolean`, `path` (a',
+    'string resolved against the directory of the config file), `strings` (a TOML',
+    'array of strings), `env` (a table of strings) and `tables` (one table per NAME).',
   ];
   const header = ['| key | type | default | allowed | origin | meaning |', '|---|---|---|---|---|---|'];
   const row = (id: string, key: string, spec: AnyKeySpec): string =>

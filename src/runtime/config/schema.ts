@@ -17,6 +17,12 @@ export type ServiceName = (typeof SERVICE_NAMES)[number];
 /** Where `[exc]` runs code: inside bubblewrap, directly, or bubblewrap when installed. */
 export type SandboxMode = 'auto' | 'bwrap' | 'none';
 
+/** What `[approval] mode` does with a host run: ask a person, allow it, or refuse it. */
+export type ApprovalMode = 'ask' | 'allow' | 'deny';
+
+/** What `[approval] unattended` gives a host run whose caller cannot answer approvals. */
+export type UnattendedPolicy = 'deny' | 'allow';
+
 /**
  * One MCP server exc connects to (`[mcp.servers.<name>]`): a stdio server
  * (`command`, `args`, `env`, `cwd`) or a Streamable HTTP server (`url`), exactly one
@@ -110,6 +116,22 @@ export interface ResolvedConfig {
     max_disk_bytes: number;
     /** `"auto"` (bubblewrap when installed), `"bwrap"` (required) or `"none"`. @default "auto" */
     sandbox: SandboxMode;
+    /** JSON Lines file recording every run and every host-run decision. @default beside `[mem] data_dir`: `<its parent>/audit.jsonl` */
+    audit_log: string;
+    /** Size at which the audit log is rotated to `<audit_log>.1` (replacing the previous one), in bytes. @default 67108864 (64 MiB) */
+    audit_max_bytes: number;
+  };
+  approval: {
+    /** Host runs: `"ask"` a person, `"allow"` them (trusted automation) or `"deny"` them. @default "ask" */
+    mode: ApprovalMode;
+    /** Time a person has to answer an approval; unanswered, it is a denial. In seconds. @default 300 */
+    timeout_s: number;
+    /** What a host run gets under `mode = "ask"` when its caller cannot answer approvals. @default "deny" */
+    unattended: UnattendedPolicy;
+    /** Host runs allowed without asking: an executable name, or `/regex/` on the whole one-line command. @default [] */
+    allow_rules: readonly string[];
+    /** The account host runs act as (used by the privileged runner); empty: exc's own. @default "" */
+    host_user: string;
   };
   tools: {
     /** Directory of tool definitions (`*.json`). @default "tools" */
@@ -183,16 +205,28 @@ export interface ResolvedConfig {
   };
 }
 
-/** How one key is read: its kind, default, bounds and one line of documentation. */
+/**
+ * How one key is read: its kind, default, bounds and one line of documentation.
+ * `derived` says how a default that depends on other keys is computed; `check`
+ * returns what is wrong with a string (or each string of a list), or undefined.
+ */
 export type KeySpec<T> = [T] extends [boolean]
   ? { kind: 'boolean'; default: T; doc: string }
   : [T] extends [number]
     ? { kind: 'number' | 'integer'; default: T; min?: number; max?: number; doc: string; derived?: string }
     : [T] extends [string]
       ? // `derived`: how the default follows from other keys, for the docs. `optional`: a path key whose default "" means "not set" (it is resolved only when given).
-        { kind: 'string' | 'path'; default: T; doc: string; choices?: readonly string[]; derived?: string; optional?: boolean }
+        {
+          kind: 'string' | 'path';
+          default: T;
+          doc: string;
+          choices?: readonly string[];
+          derived?: string;
+          optional?: boolean;
+          check?: (value: string) => string | undefined;
+        }
       : [T] extends [readonly string[] | null]
-        ? { kind: 'strings'; default: T; doc: string }
+        ? { kind: 'strings'; default: T; doc: string; maxItems?: number; check?: (value: string) => string | undefined }
         : [T] extends [Readonly<Record<string, string>>]
           ? { kind: 'env'; default: T; doc: string }
           : [T] extends [Readonly<Record<string, infer E>>]
@@ -353,6 +387,38 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
       doc: 'Bound on what one run may write: working dir, and sandboxed /tmp and /dev/shm each (bytes)',
     },
     sandbox: { kind: 'string', default: 'auto', choices: ['auto', 'bwrap', 'none'], doc: 'Sandbox: "auto", "bwrap" or "none"' },
+    audit_log: {
+      kind: 'path',
+      default: '',
+      optional: true,
+      derived: 'beside [mem] data_dir: `<its parent>/audit.jsonl`',
+      doc: 'JSON Lines audit log of every run and host-run decision (0600, append-only, fsynced)',
+    },
+    audit_max_bytes: {
+      kind: 'integer',
+      default: 64 * MiB,
+      min: 64 * 1024,
+      max: 1024 * 1024 * MiB,
+      doc: 'Size at which the audit log is rotated to <audit_log>.1, replacing the previous one (bytes)',
+    },
+  },
+  approval: {
+    mode: { kind: 'string', default: 'ask', choices: ['ask', 'allow', 'deny'], doc: 'Host runs: "ask" a person, "allow" them, or "deny" them' },
+    timeout_s: { kind: 'integer', default: 300, min: 1, max: 7 * 24 * 3600, doc: 'Time a person has to answer an approval; unanswered is denied (seconds)' },
+    unattended: {
+      kind: 'string',
+      default: 'deny',
+      choices: ['deny', 'allow'],
+      doc: 'What a host run gets under mode "ask" when its caller cannot answer approvals',
+    },
+    allow_rules: {
+      kind: 'strings',
+      default: [],
+      maxItems: 1000,
+      check: checkAllowRule,
+      doc: 'Host runs allowed without asking: an executable, or /regex/ matching the whole one-line command',
+    },
+    host_user: { kind: 'string', default: '', check: checkUserName, doc: "Account host runs act as (the privileged runner); empty = exc's own" },
   },
   tools: {
     dir: { kind: 'path', default: 'tools', doc: 'Directory containing tool definitions' },
@@ -416,3 +482,25 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
     },
   },
 };
+
+/** A user name as useradd(8) accepts it, or a numeric uid. */
+const USER_NAME = /^(?:[a-z_][a-z0-9_-]{0,31}\$?|\d{1,10})$/;
+
+function checkUserName(value: string): string | undefined {
+  if (value === '' || USER_NAME.test(value)) return undefined;
+  return `must be a user name (lowercase letters, digits, "_" and "-", at most 32) or a numeric uid, got ${JSON.stringify(value)}`;
+}
+
+/** An allow rule: an executable (a name or an absolute path, no blanks) or `/regex/` that compiles. */
+function checkAllowRule(value: string): string | undefined {
+  if (value.length >= 2 && value.startsWith('/') && value.endsWith('/')) {
+    try {
+      new RegExp(value.slice(1, -1), 'u');
+      return undefined;
+    } catch (err) {
+      return `holds an invalid regular expression ${JSON.stringify(value)}: ${(err as Error).message}`;
+    }
+  }
+  if (/^[\w.+@:/-]{1,255}$/u.test(value) && !value.endsWith('/')) return undefined;
+  return `holds ${JSON.stringify(value)}, which is neither an executable (a name or path without blanks or shell characters) nor a /regular expression/`;
+}

@@ -6,11 +6,17 @@
 import type { SkillDef, ToolDef } from '../../runtime/index.js';
 import type { Block } from '../../protocol/stream-parser.js';
 
+/** Where a block asks to run: `host` true (outside the sandbox, needs approval) with the model's reason. */
+export interface Placement {
+  host: boolean;
+  reason: string;
+}
+
 /** A runnable block, or why it is not. */
 export type Action =
-  | { kind: 'tool'; name: string; executor: string; code: string }
+  | ({ kind: 'tool'; name: string; executor: string; code: string } & Placement)
   | { kind: 'mcp'; name: string; arguments: Record<string, unknown> }
-  | { kind: 'task'; skill: SkillDef; request: string }
+  | ({ kind: 'task'; skill: SkillDef; request: string } & Placement)
   | { kind: 'invalid'; error: string };
 
 /** The catalog entries agr needs. */
@@ -71,7 +77,17 @@ function toolCall(object: Record<string, unknown>, tools: readonly ToolDef[], mc
   const code = (args as Record<string, unknown>).code;
   if (typeof code !== 'string') return invalid(`the call to ${name} needs "arguments": {"code": "…"} with the program as a string`);
   if (code.trim() === '') return invalid(`the call to ${name} has empty code; nothing was run`);
-  return { kind: 'tool', name, executor: tool.executor, code };
+  const placement = placementOf(args as Record<string, unknown>, `the call to ${name}`);
+  if (typeof placement === 'string') return invalid(placement);
+  return { kind: 'tool', name, executor: tool.executor, code, ...placement };
+}
+
+/** `host` (a boolean) and `reason` (a string), both optional; a message when either has the wrong type. */
+function placementOf(object: Record<string, unknown>, what: string): Placement | string {
+  const { host, reason } = object;
+  if (host !== undefined && host !== null && typeof host !== 'boolean') return `${what} has "host": ${JSON.stringify(host)}; it must be true or false`;
+  if (reason !== undefined && reason !== null && typeof reason !== 'string') return `${what} has a "reason" that is not a string`;
+  return { host: host === true, reason: typeof reason === 'string' ? reason.trim() : '' };
 }
 
 function task(object: Record<string, unknown>, skills: readonly SkillDef[]): Action {
@@ -80,7 +96,9 @@ function task(object: Record<string, unknown>, skills: readonly SkillDef[]): Act
   const skill = skills.find((s) => s.name === name);
   if (!skill) return invalid(`unknown skill "${name.slice(0, 64)}" (available: ${names(skills.map((s) => s.name))})`);
   if (typeof request !== 'string' || request.trim() === '') return invalid(`the task for ${name} needs a "request" saying what to do`);
-  return { kind: 'task', skill, request };
+  const placement = placementOf(object, `the task for ${name}`);
+  if (typeof placement === 'string') return invalid(placement);
+  return { kind: 'task', skill, request, ...placement };
 }
 
 function invalid(error: string): Action {

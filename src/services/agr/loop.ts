@@ -7,7 +7,7 @@
  */
 import { ZinoError, abortError, type ChatMessage, type HandlerContext } from '../../runtime/index.js';
 import type { Usage } from '../../protocol/rtr.js';
-import type { AgrEvent, ToolCallEvent } from '../../protocol/agr.js';
+import type { AgrEvent, ApprovalRequired, ToolCallEvent } from '../../protocol/agr.js';
 import { runAction, type ExcTarget } from './actions.js';
 import { interpretBlock, type Action, type AgrCatalog } from './blocks.js';
 import { responseBlock } from './format.js';
@@ -24,6 +24,8 @@ export interface LoopDeps {
   mcp: boolean;
   /** Added to an MCP server's `timeout_s` for agr's bound on a call. */
   mcpMarginMs: number;
+  /** `[approval] timeout_s` in ms: an MCP call that may wait for a person is given that too. */
+  approvalMs: number;
 }
 
 /** One run's parameters. */
@@ -33,12 +35,16 @@ export interface LoopParams {
   maxIterations: number;
   stream: boolean;
   events: boolean;
+  /** Pass exc's `approval_required` frames on. */
+  approvals: boolean;
+  /** The daemon channel, for exc's audit log. */
+  channelId?: string | undefined;
 }
 
 /** Where output goes: streamed text and opt-in event frames. */
 export interface LoopSink {
   chunk(text: string): Promise<void>;
-  event(frame: AgrEvent): Promise<void>;
+  event(frame: AgrEvent | ApprovalRequired): Promise<void>;
 }
 
 /** The outcome of a run. */
@@ -71,7 +77,11 @@ export async function runLoop(deps: LoopDeps, params: LoopParams, ctx: HandlerCo
     signal: ctx.signal,
     requestId: ctx.requestId,
     onUsage,
+    // Sent at once, not after the block: the run waits for the answer.
+    onApproval: params.approvals ? (frame: ApprovalRequired) => sink.event(frame) : undefined,
+    channelId: params.channelId,
     mcpMarginMs: deps.mcpMarginMs,
+    approvalMs: deps.approvalMs,
     executorTools: deps.catalog.tools.map((t) => t.name),
   };
 
@@ -99,7 +109,10 @@ export async function runLoop(deps: LoopDeps, params: LoopParams, ctx: HandlerCo
         if (params.stream) await sink.chunk(event.block.raw);
         const action = interpretBlock(event.block, deps.catalog, deps.maxBlockBytes, { mcp: deps.mcp });
         if (params.events) await sink.event(callEvent(action));
-        ctx.log.info({ iteration: n, kind: action.kind, target: targetOf(action) }, 'block received');
+        ctx.log.info(
+          { iteration: n, kind: action.kind, target: targetOf(action), host: (action.kind === 'tool' || action.kind === 'task') && action.host },
+          'block received',
+        );
         const outcome = await runAction(action, actionDeps);
         await flushEvents();
         if (params.events) await sink.event({ type: 'tool_result', exit_code: outcome.exitCode, output: outcome.body });
@@ -129,9 +142,10 @@ export async function runLoop(deps: LoopDeps, params: LoopParams, ctx: HandlerCo
 }
 
 function callEvent(action: Action): ToolCallEvent {
-  if (action.kind === 'tool') return { type: 'tool_call', kind: 'tool', name: action.name, code: action.code };
+  const host = (action.kind === 'tool' || action.kind === 'task') && action.host ? { host: true as const, reason: action.reason } : {};
+  if (action.kind === 'tool') return { type: 'tool_call', kind: 'tool', name: action.name, code: action.code, ...host };
   if (action.kind === 'mcp') return { type: 'tool_call', kind: 'mcp', name: action.name, arguments: action.arguments };
-  if (action.kind === 'task') return { type: 'tool_call', kind: 'task', skill: action.skill.name, request: action.request };
+  if (action.kind === 'task') return { type: 'tool_call', kind: 'task', skill: action.skill.name, request: action.request, ...host };
   return { type: 'tool_call', kind: 'invalid', error: action.error };
 }
 

@@ -1,13 +1,15 @@
 /**
  * A `<tool_call>` of an MCP tool: the function name is looked up in exc's
  * `list_tools`, the call goes to exc's `call_tool` (which checks the arguments
- * against the tool's schema, asks for approval, and bounds the result), and the
+ * against the tool's schema, decides approval — passing `approval_required` on to a
+ * caller that relays it — and bounds the result), and the
  * result becomes the text of the response block: text content verbatim, other
  * content described, a tool's failure as an error the model reads.
  */
-import { ZinoError } from '../../runtime/index.js';
-import type { CallToolResult, McpContent, ToolsReply } from '../../protocol/exc.js';
+import { RemoteError, ZinoError } from '../../runtime/index.js';
+import type { ApprovalRequired, CallToolResult, McpContent, ToolsReply } from '../../protocol/exc.js';
 import type { ExcTarget } from './actions.js';
+import { approvalFrame } from './approval-frame.js';
 import { errorBody } from './format.js';
 
 /** Bound on asking exc for its tool list, in ms. */
@@ -20,9 +22,18 @@ export interface McpCallDeps {
   requestId: string;
   /** Added to the server's `timeout_s` for agr's own bound on the call to exc. */
   marginMs: number;
+  /** `[approval] timeout_s` in ms: added too when the call may wait for a person. */
+  approvalMs: number;
   /** The executor tools' names, for "unknown tool" messages. */
   executorTools: readonly string[];
+  /** Passes exc's `approval_required` frames on; undefined when the caller did not ask for them (exc then applies `unattended`). */
+  onApproval?: ((frame: ApprovalRequired) => Promise<void>) | undefined;
+  /** The daemon channel, for exc's audit log. */
+  channelId?: string | undefined;
 }
+
+/** The longest timer Node keeps (2^31−1 ms); longer ones fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The response body and exit code (0 done, 1 the tool failed, -1 not run) of an MCP call. */
 export async function runMcpCall(deps: McpCallDeps, name: string, args: Record<string, unknown>): Promise<{ body: string; exitCode: number }> {
@@ -37,12 +48,26 @@ export async function runMcpCall(deps: McpCallDeps, name: string, args: Record<s
   const tool = tools.find((t) => t.name === name);
   if (!tool) return { body: errorBody(unknownTool(name, list, deps.executorTools)), exitCode: -1 };
   const server = (Array.isArray(list.servers) ? list.servers : []).find((s) => s.name === tool.server);
-  const timeoutMs = (server?.timeout_s ?? 60) * 1000 + deps.marginMs;
-  const result = await deps.exc.request(
-    'call_tool',
-    { server: tool.server, tool: tool.tool, arguments: args, request_id: deps.requestId },
-    { signal: deps.signal, timeoutMs },
-  );
+  // A call that may wait for a person gets that time too.
+  const waitMs = tool.runs_without_approval === true ? 0 : deps.approvalMs;
+  const timeoutMs = Math.min(MAX_TIMER_MS, (server?.timeout_s ?? 60) * 1000 + waitMs + deps.marginMs);
+  const body = {
+    server: tool.server,
+    tool: tool.tool,
+    arguments: args,
+    request_id: deps.requestId,
+    ...(deps.onApproval ? { approvals: true } : {}),
+    ...(deps.channelId === undefined ? {} : { channel_id: deps.channelId }),
+  };
+  let result: CallToolResult | undefined;
+  for await (const frame of deps.exc.stream('call_tool', body, { signal: deps.signal, timeoutMs })) {
+    if (frame.type === 'approval_required') {
+      const approval = approvalFrame(frame);
+      if (approval) await deps.onApproval?.(approval);
+    } else if (frame.type === 'error') throw new RemoteError(frame);
+    else if (frame.type === 'tool_result') result = frame;
+  }
+  if (!result) throw new ZinoError('UPSTREAM_ERROR', 'exc sent no result for call_tool');
   if (!Array.isArray(result.content)) throw new ZinoError('UPSTREAM_ERROR', 'exc answered call_tool without content');
   const text = formatMcpResult(result);
   if (result.approval === 'refused') return { body: errorBody(text), exitCode: -1 };

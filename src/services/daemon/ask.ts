@@ -30,6 +30,7 @@ import {
   maxMessageBytes,
   messageTooLarge,
   type AgrEvent,
+  type ApprovalRequired,
   type AskRequest,
   type ChunkFrame,
   type Degradation,
@@ -46,7 +47,7 @@ export async function ask(
   config: Readonly<ResolvedConfig>,
   lock: ChannelLock,
   req: Unvalidated<AskRequest>,
-  ctx: HandlerContext<ChunkFrame | AgrEvent>,
+  ctx: HandlerContext<ChunkFrame | AgrEvent | ApprovalRequired>,
 ): Promise<DoneFrame | ResponseFrame | ErrorFrame> {
   const message = requireString(req, 'message', { allowEmpty: false });
   checkMessageSize(config, message);
@@ -55,6 +56,7 @@ export async function ask(
   if (channelId !== undefined) checkChannelId(channelId);
   const streamed = optionalBoolean(req, 'stream') ?? false;
   const events = optionalBoolean(req, 'events') ?? false;
+  const approvals = optionalBoolean(req, 'approvals') ?? false;
   const history = req.history === undefined || req.history === null ? undefined : parseMessages(req.history, 'history');
   const sampling = {
     temperature: optionalNumber(req, 'temperature', { min: 0, max: 2 }) ?? config.agent.temperature,
@@ -78,7 +80,7 @@ export async function ask(
     let firstChunkMs: number | undefined;
     let terminal: DoneFrame | ResponseFrame | ErrorFrame | undefined;
     handedOver = true;
-    for await (const frame of dispatch(config, { messages: prompt.messages, stream: streamed, events, sampling }, ctx, agrConnection)) {
+    for await (const frame of dispatch(config, { messages: prompt.messages, stream: streamed, events, sampling, approvals, channelId }, ctx, agrConnection)) {
       if (frame.type === 'chunk') {
         firstChunkMs ??= performance.now() - started;
         // Checked: agr's frames are another process's data.
@@ -88,6 +90,9 @@ export async function ask(
       } else if (frame.type === 'done' || frame.type === 'response' || frame.type === 'error') {
         terminal = frame;
         break;
+      } else if (frame.type === 'approval_required') {
+        // Only a client that asked for approvals gets them (agr was told so too, and sends none otherwise).
+        if (approvals) await ctx.send(frame);
       } else if (events) {
         await ctx.send(frame);
       }

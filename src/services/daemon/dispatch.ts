@@ -16,7 +16,7 @@ import {
   type ResolvedConfig,
 } from '../../runtime/index.js';
 import { AGR } from '../../protocol/agr.js';
-import type { AgrEvent, ChunkFrame, DoneFrame, ResponseFrame } from '../../protocol/daemon.js';
+import type { AgrEvent, ApprovalRequired, ChunkFrame, DoneFrame, ResponseFrame } from '../../protocol/daemon.js';
 import { RTR } from '../../protocol/rtr.js';
 
 /** What to run. */
@@ -24,12 +24,15 @@ export interface Dispatch {
   messages: ChatMessage[];
   stream: boolean;
   events: boolean;
+  /** The client answers approvals. */
+  approvals: boolean;
+  channelId?: string | undefined;
   /** The request's sampling (its own, else `[agent]`'s). */
   sampling: { temperature: number; top_p: number };
 }
 
 /** A frame for the daemon's client: progress, then the terminal `done`, `response` or `error`. */
-export type DispatchFrame = ChunkFrame | AgrEvent | DoneFrame | ResponseFrame | ErrorFrame;
+export type DispatchFrame = ChunkFrame | AgrEvent | ApprovalRequired | DoneFrame | ResponseFrame | ErrorFrame;
 
 /**
  * Frames for the client; the last one is terminal. `via` says who answered.
@@ -52,6 +55,8 @@ export async function* dispatch(
       stream: job.stream,
       request_id: ctx.requestId,
       ...(job.events ? { events: true } : {}),
+      ...(job.approvals ? { approvals: true } : {}),
+      ...(job.channelId === undefined ? {} : { channel_id: job.channelId }),
     },
     { connection: agrConnection, mergeChunks: true },
   );

@@ -1,9 +1,11 @@
 /**
  * zino-daemon: the front door. The contract's inbound message has no `type`
- * (`{"message", "channel_id"?, "stream"?}`); ZINO adds `{"type":"status"}`.
+ * (`{"message", "channel_id"?, "stream"?}`); ZINO adds `{"type":"status"}`, and
+ * `approve` / `approvals`, which reach exc's pending approvals.
  */
 import { bindHandlers, type ServiceDefinition } from '../../runtime/index.js';
 import { DAEMON } from '../../protocol/daemon.js';
+import { approvals, approve } from './approvals.js';
 import { ask } from './ask.js';
 import { ChannelLock } from './channel-lock.js';
 import { status } from './status.js';
@@ -16,6 +18,8 @@ const daemon: ServiceDefinition = {
       ...bindHandlers(DAEMON)({
         ask: (request, ctx) => ask(config, lock, request, ctx),
         status: (_request, ctx) => status(config, ctx),
+        approve: (request, ctx) => approve(config, request, ctx),
+        approvals: (request, ctx) => approvals(config, request, ctx),
       }),
     };
   },

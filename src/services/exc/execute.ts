@@ -29,13 +29,22 @@ export interface ExecuteDeps {
   prlimit?: string | undefined;
 }
 
-/** Runs `code` with `executor`: the reply, and how many escaped leftover processes were killed (for the log). */
-export async function execute(deps: ExecuteDeps, executor: Executor, code: string, signal: AbortSignal): Promise<{ reply: ExecuteResult; leftovers: number }> {
+/** What one run produced: the reply, and how many escaped leftover processes were killed (for the log). */
+export interface ExecuteOutcome {
+  reply: ExecuteResult;
+  leftovers: number;
+}
+
+/**
+ * Runs `code` with `executor`, in the sandbox when one is active, or directly when
+ * `onHost` (a host run: exc has already recorded the decision that allows it).
+ */
+export async function execute(deps: ExecuteDeps, executor: Executor, code: string, signal: AbortSignal, onHost = false): Promise<ExecuteOutcome> {
   const started = performance.now();
   const fileName = codeFileName(executor);
-  const sandboxed = deps.sandbox.active && deps.sandbox.bwrap !== undefined;
+  const sandboxed = !onHost && deps.sandbox.active && deps.sandbox.bwrap !== undefined;
   // The sandboxed program (and its static analysis) runs, in the host view, as a uid of the run's own (run-users.ts); in the
-  // private view under a root exc as `nobody`. That user owns its working directory.
+  // private view under a root exc as `nobody`. That user owns its working directory. A host run runs as exc's own user.
   const runUser = sandboxed && deps.sandbox.host ? await deps.sandbox.host.users.acquire(signal) : undefined;
   const runAs = runUser ? { uid: runUser.uid, gid: runUser.gid } : sandboxed ? deps.sandbox.runAs : undefined;
   const user = runUser ? undefined : runAs ? 'nobody' : safeUserName();

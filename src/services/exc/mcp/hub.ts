@@ -1,22 +1,27 @@
 /**
  * exc's MCP servers together: one {@link McpSession} per `[mcp.servers.<name>]`,
  * the tool list they make (`list_tools`), and the one path every call takes
- * (`call_tool`): find the tool, check the arguments against its schema, ask
- * {@link gateMcpCall}, call, bound the result.
+ * (`call_tool`): find the tool, check the arguments against its schema, then
+ * {@link gateMcpCall}, which decides (the `[approval]` policy for a tool that may
+ * change things), records the call in the audit log, and makes it; the result is
+ * bounded.
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { InvalidRequestError, ZinoError, type Logger, type ResolvedConfig } from '../../../runtime/index.js';
 import type { CallToolResult, McpTool, McpToolAnnotations, ToolsReply } from '../../../protocol/exc.js';
 import { boundContent } from './content.js';
-import { gateMcpCall, runsWithoutApproval } from './gate.js';
+import { gateMcpCall, runsWithoutApproval, type McpGateContext, type McpGateDeps } from './gate.js';
 import { functionName } from './names.js';
 import { loadMcpSdk } from './sdk.js';
 import { McpSession } from './session.js';
 
-/** What a call needs besides its request. */
-export interface CallContext {
-  signal: AbortSignal;
-  log: Logger;
+/** What a call needs besides its request: the request's signal, log and id, and where an `approval_required` frame goes. */
+export type CallContext = McpGateContext;
+
+/** A call's opt-ins: the caller relays approvals; the daemon channel, for the audit log. */
+export interface CallOptions {
+  approvals: boolean;
+  channelId?: string | undefined;
 }
 
 /** All configured MCP servers. */
@@ -29,6 +34,8 @@ export class McpHub {
     private readonly config: Readonly<ResolvedConfig>,
     private readonly log: Logger,
     private readonly onToolsChanged: () => void,
+    /** The `[approval]` policy, pending approvals and audit log every call goes through. */
+    private readonly gate: McpGateDeps,
   ) {
     const deps = { log, sdk: loadMcpSdk, onChange: () => this.changed() };
     this.sessions = Object.entries(config.mcp.servers).map(([name, server]) => new McpSession(name, server, deps));
@@ -55,8 +62,8 @@ export class McpHub {
     return { type: 'tools', tools, servers: this.sessions.map((s) => s.status()) };
   }
 
-  /** Calls `tool` of `server` with `args`: checked, gated, bounded. Throws a ZinoError for a call that cannot be made. */
-  async call(server: string, tool: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
+  /** Calls `tool` of `server` with `args`: checked, gated (and audited), bounded. Throws a ZinoError for a call that cannot be made. */
+  async call(server: string, tool: string, args: Record<string, unknown>, options: CallOptions, ctx: CallContext): Promise<CallToolResult> {
     const session = this.sessions.find((s) => s.name === server);
     if (!session) {
       throw new InvalidRequestError(
@@ -71,29 +78,21 @@ export class McpHub {
         `the MCP server "${server}" has no tool "${tool.slice(0, 128)}"${allowed}; it has: ${session.offered.map((t) => t.name).join(', ')}`,
       );
     }
+    // Named as the model knows it.
+    const name = this.list().tools.find((t) => t.server === server && t.tool === tool)?.name ?? tool;
     const check = session.arguments?.checkFor(found.inputSchema);
     if (typeof check === 'function') {
       const problem = check(args);
-      if (problem !== undefined) {
-        // Named as the model knows it.
-        const name = this.list().tools.find((t) => t.server === server && t.tool === tool)?.name ?? tool;
-        throw new InvalidRequestError(`the arguments do not match the input schema of ${name}: ${problem}`);
-      }
+      if (problem !== undefined) throw new InvalidRequestError(`the arguments do not match the input schema of ${name}: ${problem}`);
     } else if (check) ctx.log.warn({ server, tool, reason: check.error }, 'mcp input schema not compiled; arguments passed on unchecked');
 
-    const decision = gateMcpCall(server, tool, session.trusted, annotationsOf(found));
-    if (decision.approval === 'refused') {
-      ctx.log.info({ server, tool, approval: decision.approval }, 'mcp tool call refused');
-      return { type: 'tool_result', content: [{ type: 'text', text: decision.message ?? 'needs host approval' }], is_error: true, approval: 'refused' };
-    }
-    const started = performance.now();
-    const outcome = await session.call(tool, args, ctx.signal);
-    const durationMs = Math.round(performance.now() - started);
-    const blocks = Array.isArray(outcome.content) ? (outcome.content as unknown[]) : [];
-    const { content, truncated } = boundContent(blocks, outcome.structuredContent, this.config.exc.max_output_bytes);
-    const isError = outcome.isError === true;
-    ctx.log.info({ server, tool, approval: decision.approval, is_error: isError, truncated, durationMs }, 'mcp tool called');
-    return { type: 'tool_result', content, is_error: isError, approval: decision.approval, ...(truncated ? { truncated } : {}), duration_ms: durationMs };
+    const facts = { server, tool, name, trusted: session.trusted, annotations: annotationsOf(found), arguments: args, ...options };
+    return gateMcpCall(this.gate, facts, ctx, async (signal) => {
+      const outcome = await session.call(tool, args, signal);
+      const blocks = Array.isArray(outcome.content) ? (outcome.content as unknown[]) : [];
+      const { content, truncated } = boundContent(blocks, outcome.structuredContent, this.config.exc.max_output_bytes);
+      return { content, isError: outcome.isError === true, truncated };
+    });
   }
 
   /** SIGHUP: every up server lists its tools again; a down one is tried again now. */

@@ -9,15 +9,31 @@ export interface Intent {
   command: string;
   /** What the command shows, for the model's own sentences ("the disk usage"). */
   topic: string;
+  /** Set when the command changes the host: it must run there (`"host": true`), which needs approval. */
+  hostReason?: string;
 }
 
 interface Rule {
   test: RegExp;
   command: string | ((text: string) => string);
   topic: string;
+  hostReason?: string;
 }
 
+/** The file the demo's host-run intent creates when the request names none. */
+export const DEMO_MARKER = '/tmp/zino-demo-marker';
+
 const RULES: Rule[] = [
+  // The one intent that changes the host: a sandboxed run could not, so it asks for the host (and a person's yes).
+  {
+    test: /\b(create|touch|make|write)\b[^.?!]*\b(marker|file)\b/i,
+    command: (text) => {
+      const file = shellQuote(/(?:^|\s)(\/[\w./@+-]*[\w@+-])/.exec(text)?.[1] ?? DEMO_MARKER);
+      return `touch -- ${file} && ls -l -- ${file}`;
+    },
+    topic: 'the file you asked for',
+    hostReason: 'create the file you asked for; the sandbox cannot change anything on the host',
+  },
   {
     test: /\b(disks?|storage|disk space|free space|filesystems?|partitions?|df)\b/i,
     command: 'df -h -x tmpfs -x devtmpfs -x squashfs -x overlay 2>/dev/null || df -h',
@@ -55,7 +71,10 @@ export function findIntent(text: string): Intent | undefined {
   const quoted = /`([^`\n]+)`/.exec(text)?.[1]?.trim();
   if (quoted) return { command: quoted, topic: `the output of \`${quoted}\`` };
   for (const rule of RULES) {
-    if (rule.test.test(text)) return { command: typeof rule.command === 'string' ? rule.command : rule.command(text), topic: rule.topic };
+    if (rule.test.test(text)) {
+      const command = typeof rule.command === 'string' ? rule.command : rule.command(text);
+      return { command, topic: rule.topic, ...(rule.hostReason === undefined ? {} : { hostReason: rule.hostReason }) };
+    }
   }
   return undefined;
 }

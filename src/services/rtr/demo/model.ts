@@ -22,6 +22,7 @@ const CONFIGURE = [
   "I'm ZINO's built-in demo model: I don't understand language, but I can show you the whole loop —",
   'ask me about this machine (for example "how much disk space is free?", "what is the uptime?" or',
   '"run `uname -a`") and I will call a tool, ZINO will run it, and I will report the result.',
+  'Ask me to "create a marker file on the host" to see a host run: it needs your approval first.',
   '',
   'To talk to a real model, set these in your local configuration (.zino/ZINO.toml when you',
   'started with npm start; `zino init` writes it) and restart ZINO:',
@@ -52,6 +53,10 @@ export function demoReply(messages: readonly ChatMessage[]): string {
   if (/interpreter step/i.test(system)) return interpret(last.content);
   const intent = findIntent(last.content);
   if (!intent) return CONFIGURE;
+  if (intent.hostReason !== undefined) {
+    const call = JSON.stringify({ name: 'execute_bash', arguments: { code: intent.command, host: true, reason: intent.hostReason } });
+    return `That changes the host, so I have to ask to run it outside the sandbox.\n<tool_call>\n${call}\n</tool_call>`;
+  }
   const call = JSON.stringify({ name: 'execute_bash', arguments: { code: intent.command } });
   return `Let me check ${intent.topic} on this machine.\n<tool_call>\n${call}\n</tool_call>`;
 }
@@ -60,6 +65,10 @@ function summarise(text: string, tag = 'tool_response'): string {
   const open = text.lastIndexOf(`<${tag}>`);
   const close = text.lastIndexOf(`</${tag}>`);
   const body = (open >= 0 && close > open ? text.slice(open + tag.length + 2, close) : '').trim();
+  // Not run at all: refused (a denied host run), or it could not start.
+  if (body.startsWith('error: ')) {
+    return `\nIt was not run: ${body.slice('error: '.length).replace(/^it was not run: /, '')}\n\n(This summary comes from the demo model; a real LLM would read the error and answer in plain words.)`;
+  }
   const exit = /\[exit code: (-?\d+)\]\s*$/.exec(body);
   const output = (exit ? body.slice(0, exit.index) : body).trimEnd();
   const lines = output === '' || output === '(no output)' ? [] : output.split('\n');
