@@ -77,7 +77,9 @@ async function coldStart(file: string, dir: string): Promise<{ up: RunningProces
   const sockets = SERVICE_NAMES.map((name) => path.join(dir, 'run', `${name}.sock`));
   const started = performance.now();
   // Logs at info, as in production, but not parsed by this process: it would compete for the CPU it measures.
-  const up = startProcess(CLI_PATH, ['up', '--config', file], { env: { ...process.env, ZINO_LOG_LEVEL: 'info' }, quiet: true });
+  // BENCH_NODE_OPTIONS: Node/V8 flags for `zino up` and the services (NODE_OPTIONS), to compare settings.
+  const nodeOptions = process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {};
+  const up = startProcess(CLI_PATH, ['up', '--config', file], { env: { ...process.env, ZINO_LOG_LEVEL: 'info', ...nodeOptions }, quiet: true });
   await Promise.all(
     sockets.map(async (socket) => {
       for (;;) {

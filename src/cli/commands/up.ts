@@ -49,6 +49,9 @@ export async function upCommand(options: UpOptions): Promise<void> {
     env: process.env,
     graceMs: config.limits.shutdown_grace_ms + 2000,
     http: withHttp ? { listen: config.http.listen, listening: () => httpUrl !== undefined } : undefined,
+    // Pretty lines need every log line read here; JSON lines (a pipe, a file, the journal) go straight
+    // from each service to our stderr, except the front end's, whose `listening` line gives its address.
+    relay: (service) => pretty || service === 'http',
     onLog: (service, line) => {
       if (service === 'http') httpUrl ??= listeningUrl(line);
       process.stderr.write(`${pretty ? formatLogLine(service, line) : line}\n`);
