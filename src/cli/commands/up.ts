@@ -4,8 +4,8 @@
  * restarted when they crash, all stopped on Ctrl-C/SIGTERM.
  */
 import { readFileSync } from 'node:fs';
+import type { ZinoClient } from '../../client/index.js';
 import path from 'node:path';
-import { ZinoClient } from '../../client/index.js';
 import { SERVICE_NAMES, isListening, type ServiceName } from '../../runtime/index.js';
 import { writeLocalConfig } from '../../runtime/config/local.js';
 import { cliLoaded, fail, type ConfigOptions } from '../config.js';
@@ -78,6 +78,8 @@ export async function upCommand(options: UpOptions): Promise<void> {
     fail((err as Error).message);
   }
   const http = httpUrl === undefined ? undefined : { url: httpUrl, tokenFile: config.http.token_file };
+  // The client library is loaded for the banner only, once the services run: not before spawning them.
+  const { ZinoClient } = await import('../../client/index.js');
   process.stdout.write(await banner(new ZinoClient({ config }), options, loaded.files, wrote, http));
 }
 
