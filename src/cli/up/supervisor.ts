@@ -13,6 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { SERVICE_NAMES, ping, removeStaleSocket, type ServiceName } from '../../runtime/index.js';
 import { EXIT } from '../../runtime/exit.js';
+import { SERVICE_NODE_FLAGS } from '../../runtime/node-flags.js';
 
 /** The compiled CLI entry point the children run. */
 const CLI = fileURLToPath(new URL('../main.js', import.meta.url));
@@ -138,7 +139,7 @@ export class Supervisor {
 
   private spawn(child: Child): void {
     const relay = this.options.relay(child.name);
-    const proc = spawn(process.execPath, [CLI, 'serve', child.name, ...this.options.args], {
+    const proc = spawn(process.execPath, [...SERVICE_NODE_FLAGS, CLI, 'serve', child.name, ...this.options.args], {
       stdio: ['pipe', 'ignore', relay ? 'pipe' : 'inherit'],
       env: { ...this.options.env, ZINO_SUPERVISED: '1' },
     });
