@@ -72,3 +72,14 @@ export function findPids(parts: readonly string[]): { pid: number; cmdline: stri
   }
   return found;
 }
+
+/** Read and write system calls a process has made so far (/proc/PID/io syscr, syscw); NaN once it is gone. */
+export function syscalls(pid: number): { reads: number; writes: number } {
+  try {
+    const text = readFileSync(`/proc/${pid}/io`, 'utf8');
+    const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+    return { reads: field('syscr'), writes: field('syscw') };
+  } catch {
+    return { reads: Number.NaN, writes: Number.NaN };
+  }
+}

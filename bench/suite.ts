@@ -31,7 +31,7 @@ import { CLI_PATH } from '../src/testing/paths.js';
 import { startProcess, type RunningProcess } from '../src/testing/process.js';
 import { measureHopFloor, type HopFloor } from './hops.js';
 import { percentile, record } from './lib.js';
-import { cpuPerRequest, cpuSnapshot, findPids, memoryMB } from './proc.js';
+import { cpuPerRequest, cpuSnapshot, findPids, memoryMB, syscalls } from './proc.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
@@ -150,6 +150,7 @@ async function ttft(env: Env, first: number[], floor: { six: HopFloor; seven: Ho
   }
   const pids = suitePids(env);
   const before = cpuSnapshot(pids);
+  const writesBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, syscalls(pid).writes]));
   const direct: number[] = [];
   const suite: number[] = [];
   for (let i = 0; i < TTFT_RUNS; i++) {
@@ -157,6 +158,10 @@ async function ttft(env: Env, first: number[], floor: { six: HopFloor; seven: Ho
     suite.push(await suiteTtft(env.daemon, 'bench-ttft'));
   }
   const cpu = cpuPerRequest(before, cpuSnapshot(pids), TTFT_RUNS);
+  // Write system calls per request and process: each is a crossing to another process (a frame, a log line).
+  const writes = Object.fromEntries(
+    Object.entries(pids).map(([name, pid]) => [name, Math.round(((syscalls(pid).writes - (writesBefore[name] ?? 0)) / TTFT_RUNS) * 10) / 10]),
+  );
   const d50 = percentile(direct, 50);
   const d90 = percentile(direct, 90);
   const s50 = percentile(suite, 50);
@@ -171,7 +176,7 @@ async function ttft(env: Env, first: number[], floor: { six: HopFloor; seven: Ho
   record({ name: 'ttft.overhead.p90', value: o90, unit: 'ms', details: { runs: TTFT_RUNS } });
   record({ name: 'ttft.overhead.p50_vs_6_hops', value: o50 / floor.six.p50, unit: 'x', target: '<= 1.3', ok: o50 / floor.six.p50 <= 1.3 });
   record({ name: 'ttft.overhead.p90_vs_6_hops', value: o90 / floor.six.p90, unit: 'x', target: '<= 1.5', ok: o90 / floor.six.p90 <= 1.5 });
-  record({ name: 'cpu.per_request', value: cpu.total, unit: 'ms', details: { requests: TTFT_RUNS, each_ms: cpu.each } });
+  record({ name: 'cpu.per_request', value: cpu.total, unit: 'ms', details: { requests: TTFT_RUNS, each_ms: cpu.each, write_syscalls: writes } });
   record({ name: 'cpu.per_request_vs_7_hops', value: cpu.total / floor.seven.cpu, unit: 'x', target: '<= 1.3', ok: cpu.total / floor.seven.cpu <= 1.3 });
   const firstOverhead = (first[0] ?? Number.NaN) - d50;
   const first20 = percentile(first, 50);
