@@ -6,6 +6,7 @@ import { printTable } from './lib.js';
 
 /** Each suite module exports `run(): Promise<void>`. */
 const SUITES: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
+  hops: () => import('./hops.js'),
   suite: () => import('./suite.js'),
   mem: () => import('./mem.js'),
   stall: () => import('./stall.js'),

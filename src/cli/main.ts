@@ -6,20 +6,17 @@
 import { Command, Option } from 'commander';
 import { SERVICE_NAMES } from '../runtime/index.js';
 import { VERSION } from '../version.js';
-import { askCommand, type AskOptions } from './commands/ask.js';
-import { registerApprovalCommands } from './commands/approvals.js';
-import { registerAuditCommand } from './commands/audit.js';
-import { chatCommand, type ChatOptions } from './commands/chat.js';
-import { mcpCommand } from './commands/mcp.js';
-import { memClear, memForget, memHistory, memRemember, memSearch, memSoft } from './commands/mem.js';
-import { mockLlmCommand } from './commands/mock-llm.js';
-import { serveCommand } from './commands/serve.js';
-import { statusCommand } from './commands/status.js';
+import type { AskOptions } from './commands/ask.js';
+import type { AuditOptions } from './commands/audit.js';
+import type { ChatOptions } from './commands/chat.js';
+import type * as MemCommands from './commands/mem.js';
 import { registerSystemdCommands } from './commands/systemd.js';
-import { initCommand } from './commands/init.js';
-import { upCommand, type UpOptions } from './commands/up.js';
+import type { UpOptions } from './commands/up.js';
 import type { ConfigOptions } from './config.js';
-import { findCheckoutSuite } from './suite-dir.js';
+
+// Each command's module is loaded when that command runs, not before: `zino serve sys` (seven of
+// them start at once under `zino up` and systemd) then loads the runtime and its own service, not
+// the chat client, the mock LLM or the installer.
 
 /**
  * Accepts the original client's spelling of flags: `-ch` is two letters, which
@@ -36,6 +33,15 @@ function withConfig(command: Command): Command {
     .option('--dir <dir>', 'sockets under DIR/run, data under DIR/data (default: $ZINO_DIR)');
 }
 
+/** The action of `zino mem <name>`, its module loaded when it runs. */
+function memAction<K extends keyof typeof MemCommands>(name: K): (...args: Parameters<(typeof MemCommands)[K]>) => Promise<void> {
+  return async (...args) => {
+    const commands = await import('./commands/mem.js');
+    const command = commands[name] as (...a: Parameters<(typeof MemCommands)[K]>) => Promise<void>;
+    await command(...args);
+  };
+}
+
 /** Commands that start services rather than talk to a running suite: they never look for one in ./.zino. */
 const STARTERS = new Set(['up', 'serve', 'init']);
 
@@ -48,6 +54,7 @@ const program = new Command('zino')
   .hook('preAction', async (_program, command) => {
     if (STARTERS.has(command.name()) || !command.options.some((o) => o.long === '--dir')) return;
     const options = command.opts<ConfigOptions>();
+    const { findCheckoutSuite } = await import('./suite-dir.js');
     const found = await findCheckoutSuite(options);
     if (!found) return;
     command.setOptionValue('dir', found.dir);
@@ -65,7 +72,7 @@ withConfig(
     .option('--events', 'with --json: include tool activity frames')
     .option('--raw', 'print tool calls and results inline, as the model wrote them')
     .option('-y, --yes', 'approve every host run of this request without asking'),
-).action((message: string[], options: AskOptions) => askCommand(message, options));
+).action(async (message: string[], options: AskOptions) => (await import('./commands/ask.js')).askCommand(message, options));
 
 withConfig(
   program
@@ -74,23 +81,23 @@ withConfig(
     .option('--channel <id>', 'channel for history (also -ch)', 'cli-chat')
     .option('--raw', 'print tool calls and results inline')
     .option('--reconnect <seconds>', 'how long to wait for a daemon that stops answering mid-session (default 30)'),
-).action((options: ChatOptions) => chatCommand(options));
+).action(async (options: ChatOptions) => (await import('./commands/chat.js')).chatCommand(options));
 
 program
   .command('init')
   .description('write the local configuration DIR/ZINO.toml (default .zino/ZINO.toml), where your settings go')
   .option('--dir <dir>', 'the runtime directory (default: $ZINO_DIR, else .zino)')
-  .action((options: { dir?: string }) => initCommand(options));
+  .action(async (options: { dir?: string }) => (await import('./commands/init.js')).initCommand(options));
 
 withConfig(
   program
     .command('up')
     .description('run all seven services in the foreground (Ctrl-C stops them)')
     .option('--http', 'also run the OpenAI-compatible HTTP endpoint (as [http] enabled = true does)'),
-).action((options: UpOptions) => upCommand(options));
+).action(async (options: UpOptions) => (await import('./commands/up.js')).upCommand(options));
 
 withConfig(program.command('status').description('show whether each service answers').option('--json', 'print the status as JSON')).action(
-  (options: ConfigOptions & { json?: boolean }) => statusCommand(options),
+  async (options: ConfigOptions & { json?: boolean }) => (await import('./commands/status.js')).statusCommand(options),
 );
 
 const memory = program.command('mem').description('administer memory: history, clear, soft, remember, search, forget');
@@ -101,15 +108,17 @@ withConfig(
     .argument('<channel>')
     .option('-n, --limit <n>', 'only the last N messages')
     .option('--json', 'print as JSON'),
-).action(memHistory);
-withConfig(memory.command('clear').description("delete a channel's history").argument('<channel>')).action(memClear);
+).action(memAction('memHistory'));
+withConfig(memory.command('clear').description("delete a channel's history").argument('<channel>')).action(memAction('memClear'));
 withConfig(memory.command('soft').description('show the soft memory, or replace it with TEXT').argument('[text...]').option('--clear', 'empty it')).action(
-  memSoft,
+  memAction('memSoft'),
 );
 withConfig(memory.command('remember').description('store a hard memory').argument('<text...>').option('--tag <tag>', 'a tag that helps finding it')).action(
-  memRemember,
+  memAction('memRemember'),
 );
-withConfig(memory.command('forget').description('delete a hard memory by its id (as remember and search show it)').argument('<id>')).action(memForget);
+withConfig(memory.command('forget').description('delete a hard memory by its id (as remember and search show it)').argument('<id>')).action(
+  memAction('memForget'),
+);
 withConfig(
   memory
     .command('search')
@@ -117,31 +126,53 @@ withConfig(
     .argument('<query...>')
     .addOption(new Option('-k, --top-k <n>', 'how many results').default('3'))
     .option('--json', 'print as JSON'),
-).action(memSearch);
+).action(memAction('memSearch'));
 
 withConfig(
   program
     .command('mcp')
     .description('serve ZINO to an MCP host on stdin/stdout (tools: ask, search_memory, remember, history)')
     .option('--http <host:port>', 'serve Streamable HTTP at http://HOST:PORT/mcp instead (loopback addresses only)'),
-).action((options: ConfigOptions & { http?: string }) => mcpCommand(options));
+).action(async (options: ConfigOptions & { http?: string }) => (await import('./commands/mcp.js')).mcpCommand(options));
 
 withConfig(
   program
     .command('serve')
     .description('run one service in the foreground (what systemd runs)')
     .argument('<service>', `one of: ${SERVICE_NAMES.join(', ')}, or http (the OpenAI-compatible endpoint)`),
-).action((service: string, options: ConfigOptions) => serveCommand(service, options));
+).action(async (service: string, options: ConfigOptions) => (await import('./commands/serve.js')).serveCommand(service, options));
 
 program
   .command('mock-llm')
   .description('run a mock OpenAI-compatible LLM server on 127.0.0.1 (for tests and trials)')
   .option('-p, --port <port>', 'TCP port (0 picks a free one)', '0')
   .option('--script <file>', 'JSON script of replies (see docs/testing.md)')
-  .action((options: { port: string; script?: string }) => mockLlmCommand(options));
+  .action(async (options: { port: string; script?: string }) => (await import('./commands/mock-llm.js')).mockLlmCommand(options));
 
-registerApprovalCommands(program, withConfig);
-registerAuditCommand(program, withConfig);
+withConfig(
+  program
+    .command('approvals')
+    .description('list the host runs waiting for approval (with ID: that one, with its whole program)')
+    .argument('[id]')
+    .option('--json', 'print the reply as JSON'),
+).action(async (id: string | undefined, options: ConfigOptions & { json?: boolean }) => (await import('./commands/approvals.js')).listCommand(id, options));
+withConfig(
+  program.command('approve').description('let a pending host run go ahead').argument('<id>').option('--note <text>', 'a note for the audit log'),
+).action(async (id: string, options: ConfigOptions & { note?: string }) => (await import('./commands/approvals.js')).answerCommand(id, 'allow', options));
+withConfig(
+  program
+    .command('deny')
+    .description('refuse a pending host run; the model is told')
+    .argument('<id>')
+    .option('--note <text>', 'why: the model reads "the operator denied this: TEXT"'),
+).action(async (id: string, options: ConfigOptions & { note?: string }) => (await import('./commands/approvals.js')).answerCommand(id, 'deny', options));
+withConfig(
+  program
+    .command('audit')
+    .description("print exc's audit log: every run, and every decision about a host run")
+    .option('--since <duration>', 'only the last DURATION: 90s, 30m, 12h, 7d')
+    .option('--json', 'print the records as JSON lines, as stored'),
+).action(async (options: AuditOptions) => (await import('./commands/audit.js')).auditCommand(options));
 registerSystemdCommands(program);
 
 await program.parseAsync(normaliseArgv(process.argv));

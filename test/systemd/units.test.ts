@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SERVICE_UNITS } from '../../src/deploy/layout.js';
 import { PACKAGE_ROOT } from '../../src/testing/paths.js';
+import { SERVICE_NODE_FLAGS } from '../../src/runtime/node-flags.js';
 import { last, parseUnit, words, type UnitSettings } from './helpers.js';
 
 const units = new Map<string, UnitSettings>(
@@ -28,6 +29,10 @@ describe('unit templates', () => {
     expect(last(u, 'ExecStartPost')).toBe(`@NODE@ @PREFIX@/dist/src/deploy/wait-ready.js ${service} /etc/zino/ZINO.toml`);
     expect(last(u, 'User')).toBe('zino');
     expect(last(u, 'Group')).toBe('zino');
+  });
+
+  it.each(SERVICE_UNITS)('%s runs node with the flags zino up gives the services', (name) => {
+    expect(words(unit(name), 'Environment')).toContain(`NODE_OPTIONS=${SERVICE_NODE_FLAGS.join(' ')}`);
   });
 
   it.each(SERVICE_UNITS)('%s is part of zino.target, restarts on failure but not on a config error', (name) => {

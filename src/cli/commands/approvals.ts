@@ -3,34 +3,13 @@
  * pending host-run approvals of a running suite, answered from any terminal that can
  * use the daemon socket (the asking request keeps waiting on its own connection).
  */
-import type { Command } from 'commander';
 import { RemoteError, ZinoError, type PendingApproval, type ZinoClient } from '../../client/index.js';
 import { EXIT } from '../../runtime/exit.js';
 import { describeApproval } from '../approval-prompt.js';
 import { cliClient, fail, howToStart, type ConfigOptions } from '../config.js';
 
 /** Adds `approvals`, `approve` and `deny` to `program`; `withConfig` adds `--config` and `--dir`. */
-export function registerApprovalCommands(program: Command, withConfig: (command: Command) => Command): void {
-  withConfig(
-    program
-      .command('approvals')
-      .description('list the host runs waiting for approval (with ID: that one, with its whole program)')
-      .argument('[id]')
-      .option('--json', 'print the reply as JSON'),
-  ).action((id: string | undefined, options: ConfigOptions & { json?: boolean }) => listCommand(id, options));
-  withConfig(
-    program.command('approve').description('let a pending host run go ahead').argument('<id>').option('--note <text>', 'a note for the audit log'),
-  ).action((id: string, options: ConfigOptions & { note?: string }) => answerCommand(id, 'allow', options));
-  withConfig(
-    program
-      .command('deny')
-      .description('refuse a pending host run; the model is told')
-      .argument('<id>')
-      .option('--note <text>', 'why: the model reads "the operator denied this: TEXT"'),
-  ).action((id: string, options: ConfigOptions & { note?: string }) => answerCommand(id, 'deny', options));
-}
-
-async function listCommand(id: string | undefined, options: ConfigOptions & { json?: boolean }): Promise<void> {
+export async function listCommand(id: string | undefined, options: ConfigOptions & { json?: boolean }): Promise<void> {
   const client = cliClient(options);
   try {
     const reply = await client.approvals(id === undefined ? {} : { id });
@@ -50,7 +29,7 @@ async function listCommand(id: string | undefined, options: ConfigOptions & { js
   }
 }
 
-async function answerCommand(id: string, decision: 'allow' | 'deny', options: ConfigOptions & { note?: string }): Promise<void> {
+export async function answerCommand(id: string, decision: 'allow' | 'deny', options: ConfigOptions & { note?: string }): Promise<void> {
   const client = cliClient(options);
   try {
     if (decision === 'allow') await client.approve(id, { note: options.note });

@@ -5,7 +5,6 @@
  * owned by the user exc runs as: under systemd, `sudo zino audit`).
  */
 import { readFileSync } from 'node:fs';
-import type { Command } from 'commander';
 import { EXIT } from '../../runtime/exit.js';
 import { cliConfig, fail, type ConfigOptions } from '../config.js';
 
@@ -16,16 +15,6 @@ export interface AuditOptions extends ConfigOptions {
 }
 
 /** Adds `audit` to `program`; `withConfig` adds `--config` and `--dir`. */
-export function registerAuditCommand(program: Command, withConfig: (command: Command) => Command): void {
-  withConfig(
-    program
-      .command('audit')
-      .description("print exc's audit log: every run, and every decision about a host run")
-      .option('--since <duration>', 'only the last DURATION: 90s, 30m, 12h, 7d')
-      .option('--json', 'print the records as JSON lines, as stored'),
-  ).action((options: AuditOptions) => auditCommand(options));
-}
-
 /** `30m` → milliseconds; undefined when it is not a duration. */
 export function parseDuration(text: string): number | undefined {
   const match = /^(\d+(?:\.\d+)?)\s*(s|m|h|d|w)$/.exec(text.trim());
@@ -34,7 +23,7 @@ export function parseDuration(text: string): number | undefined {
   return Number(match[1]) * unit;
 }
 
-function auditCommand(options: AuditOptions): void {
+export function auditCommand(options: AuditOptions): void {
   const config = cliConfig(options);
   let since = -Infinity;
   if (options.since !== undefined) {

@@ -1,9 +1,10 @@
 /**
  * `zino install-systemd` and `zino uninstall-systemd`: the host installation
- * under systemd (see docs/operations.md). The work is in src/deploy/.
+ * under systemd (see docs/operations.md). The work is in src/deploy/, loaded
+ * only when one of them runs.
  */
 import type { Command } from 'commander';
-import { installSystemd, uninstallSystemd, type InstallOptions, type UninstallOptions } from '../../deploy/install.js';
+import type { InstallOptions, UninstallOptions } from '../../deploy/install.js';
 import { DEFAULT_PREFIX } from '../../deploy/layout.js';
 
 /** Adds the two commands to `program`. */
@@ -17,7 +18,7 @@ export function registerSystemdCommands(program: Command): void {
     .option('--now', 'start (or restart) the services at the end')
     .option('--node <path>', 'node binary the units run (default: the one running this command)')
     .option('--from <dir>', 'the built package to install (default: the one running this command)')
-    .action((options: InstallOptions) => process.exit(installSystemd(options)));
+    .action(async (options: InstallOptions) => process.exit((await import('../../deploy/install.js')).installSystemd(options)));
 
   program
     .command('uninstall-systemd')
@@ -26,5 +27,5 @@ export function registerSystemdCommands(program: Command): void {
     .option('--root <dir>', 'remove from this root instead of / (commands are printed, not run)')
     .option('--dry-run', 'print every action, change nothing')
     .option('--purge', 'also remove the configuration, the data and the zino user and group')
-    .action((options: UninstallOptions) => process.exit(uninstallSystemd(options)));
+    .action(async (options: UninstallOptions) => process.exit((await import('../../deploy/install.js')).uninstallSystemd(options)));
 }

@@ -4,8 +4,8 @@
  * restarted when they crash, all stopped on Ctrl-C/SIGTERM.
  */
 import { readFileSync } from 'node:fs';
+import type { ZinoClient } from '../../client/index.js';
 import path from 'node:path';
-import { ZinoClient } from '../../client/index.js';
 import { SERVICE_NAMES, isListening, type ServiceName } from '../../runtime/index.js';
 import { writeLocalConfig } from '../../runtime/config/local.js';
 import { cliLoaded, fail, type ConfigOptions } from '../config.js';
@@ -49,6 +49,9 @@ export async function upCommand(options: UpOptions): Promise<void> {
     env: process.env,
     graceMs: config.limits.shutdown_grace_ms + 2000,
     http: withHttp ? { listen: config.http.listen, listening: () => httpUrl !== undefined } : undefined,
+    // Pretty lines need every log line read here; JSON lines (a pipe, a file, the journal) go straight
+    // from each service to our stderr, except the front end's, whose `listening` line gives its address.
+    relay: (service) => pretty || service === 'http',
     onLog: (service, line) => {
       if (service === 'http') httpUrl ??= listeningUrl(line);
       process.stderr.write(`${pretty ? formatLogLine(service, line) : line}\n`);
@@ -75,6 +78,8 @@ export async function upCommand(options: UpOptions): Promise<void> {
     fail((err as Error).message);
   }
   const http = httpUrl === undefined ? undefined : { url: httpUrl, tokenFile: config.http.token_file };
+  // The client library is loaded for the banner only, once the services run: not before spawning them.
+  const { ZinoClient } = await import('../../client/index.js');
   process.stdout.write(await banner(new ZinoClient({ config }), options, loaded.files, wrote, http));
 }
 

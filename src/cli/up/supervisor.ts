@@ -13,6 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { SERVICE_NAMES, ping, removeStaleSocket, type ServiceName } from '../../runtime/index.js';
 import { EXIT } from '../../runtime/exit.js';
+import { SERVICE_NODE_FLAGS } from '../../runtime/node-flags.js';
 
 /** The compiled CLI entry point the children run. */
 const CLI = fileURLToPath(new URL('../main.js', import.meta.url));
@@ -38,8 +39,14 @@ export interface SupervisorOptions {
    * says whether it has started to listen (it has no socket to ping).
    */
   http?: { listen: string; listening(): boolean } | undefined;
-  /** A line a child wrote to stderr (its JSON log). */
+  /**
+   * A line a child wrote to stderr (its JSON log), for the children `relay` names.
+   * The others write to our stderr directly (inherited): no line crosses this
+   * process, which would otherwise wake for every log line of every request.
+   */
   onLog(service: ChildName, line: string): void;
+  /** Whether `service`'s log goes through {@link onLog} (a pipe) rather than straight to our stderr. */
+  relay(service: ChildName): boolean;
   /** Something the supervisor wants to say. */
   onNotice(message: string): void;
 }
@@ -131,8 +138,9 @@ export class Supervisor {
   }
 
   private spawn(child: Child): void {
-    const proc = spawn(process.execPath, [CLI, 'serve', child.name, ...this.options.args], {
-      stdio: ['pipe', 'ignore', 'pipe'],
+    const relay = this.options.relay(child.name);
+    const proc = spawn(process.execPath, [...SERVICE_NODE_FLAGS, CLI, 'serve', child.name, ...this.options.args], {
+      stdio: ['pipe', 'ignore', relay ? 'pipe' : 'inherit'],
       env: { ...this.options.env, ZINO_SUPERVISED: '1' },
     });
     child.proc = proc;

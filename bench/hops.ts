@@ -1,0 +1,139 @@
+/**
+ * The hop floor (issue 18): what process crossings alone cost on this machine, so
+ * that the suite's figures can be read as ratios to it, measured in the same run.
+ *
+ * A chain of bare Node processes (`bench/hop-relay.ts`), each relaying a 5 KB
+ * frame to the next over a fresh Unix-socket connection (one request per
+ * connection, as the suite's protocol has) and the small reply back; 2 ms idle
+ * between requests, as real traffic has. An N-hop chain is N relay processes and
+ * N connections (the first from this process). Two chains, 6 and 7 hops, take
+ * turns request by request so both see the same moment of the machine.
+ *
+ * Reported per chain: latency p50/p90 (request sent to reply read, as the client
+ * sees it) and CPU per request summed over the chain's processes (utime + stime
+ * from /proc/PID/stat; this process, the client, is not counted, as the suite's
+ * figure does not count the benchmark).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { percentile, record } from './lib.js';
+import { cpuPerRequest, cpuSnapshot } from './proc.js';
+
+const RELAY = fileURLToPath(new URL('./hop-relay.js', import.meta.url));
+const FRAME_BYTES = 5 * 1024;
+const WARMUP = 100;
+const REQUESTS = 400;
+const IDLE_MS = 2;
+
+/** The floor of one chain length, for the suite's ratios. */
+export interface HopFloor {
+  hops: number;
+  p50: number;
+  p90: number;
+  /** CPU per request summed over the chain, ms. */
+  cpu: number;
+}
+
+interface Chain {
+  hops: number;
+  entry: string;
+  procs: ChildProcess[];
+}
+
+async function startChain(dir: string, hops: number): Promise<Chain> {
+  const sockets = Array.from({ length: hops }, (_, i) => path.join(dir, `h${hops}-${i}.sock`));
+  const procs: ChildProcess[] = [];
+  await Promise.all(
+    sockets.map(
+      (socket, i) =>
+        new Promise<void>((resolve, reject) => {
+          const args = [RELAY, socket, ...(i + 1 < hops ? [sockets[i + 1] as string] : [])];
+          const proc = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+          procs.push(proc);
+          proc.once('error', reject);
+          proc.stdout?.once('data', () => resolve());
+        }),
+    ),
+  );
+  return { hops, entry: sockets[0] as string, procs };
+}
+
+/** One request through a chain: the time from connect to the reply frame read, in ms. */
+function request(entry: string, frame: Buffer): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const socket = net.createConnection({ path: entry });
+    let have = 0;
+    let want = Infinity;
+    socket.on('error', reject);
+    socket.on('data', (data: Buffer) => {
+      if (have === 0 && data.length >= 4) want = 4 + data.readUInt32BE(0);
+      have += data.length;
+      if (have >= want) {
+        resolve(performance.now() - started);
+        socket.end();
+      }
+    });
+    socket.write(frame);
+  });
+}
+
+function frameOf(bytes: number): Buffer {
+  const body = Buffer.from(JSON.stringify({ type: 'infer', messages: [{ role: 'system', content: 'x'.repeat(bytes - 60) }] }));
+  const frame = Buffer.alloc(4 + body.length);
+  frame.writeUInt32BE(body.length, 0);
+  body.copy(frame, 4);
+  return frame;
+}
+
+/** Measures the 6- and 7-hop floors and records them; returns them for ratios. */
+export async function measureHopFloor(): Promise<{ six: HopFloor; seven: HopFloor }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'zhops-'));
+  const chains: Chain[] = [];
+  try {
+    chains.push(await startChain(dir, 6), await startChain(dir, 7));
+    const frame = frameOf(FRAME_BYTES);
+    for (let i = 0; i < WARMUP; i++) {
+      for (const chain of chains) {
+        await request(chain.entry, frame);
+        await sleep(IDLE_MS);
+      }
+    }
+    const pids = (chain: Chain): Record<string, number> => Object.fromEntries(chain.procs.map((p, i) => [String(i), p.pid as number]));
+    const before = chains.map((c) => cpuSnapshot(pids(c)));
+    const times: number[][] = chains.map(() => []);
+    for (let i = 0; i < REQUESTS; i++) {
+      for (const [k, chain] of chains.entries()) {
+        times[k]?.push(await request(chain.entry, frame));
+        await sleep(IDLE_MS);
+      }
+    }
+    const floors = chains.map((chain, k): HopFloor => {
+      const cpu = cpuPerRequest(before[k] ?? {}, cpuSnapshot(pids(chain)), REQUESTS).total;
+      const t = times[k] ?? [];
+      return { hops: chain.hops, p50: percentile(t, 50), p90: percentile(t, 90), cpu };
+    });
+    for (const f of floors) {
+      const details = { requests: REQUESTS, frame_bytes: FRAME_BYTES, idle_ms: IDLE_MS };
+      record({ name: `hops.${f.hops}.p50`, value: f.p50, unit: 'ms', details });
+      record({ name: `hops.${f.hops}.p90`, value: f.p90, unit: 'ms' });
+      record({ name: `hops.${f.hops}.cpu_per_request`, value: f.cpu, unit: 'ms', details: { processes: f.hops } });
+    }
+    return { six: floors[0] as HopFloor, seven: floors[1] as HopFloor };
+  } finally {
+    for (const chain of chains) for (const p of chain.procs) p.kill('SIGTERM');
+    const running = chains.flatMap((c) => c.procs).filter((p) => p.exitCode === null && p.signalCode === null);
+    await Promise.all(running.map((p) => new Promise((resolve) => p.once('exit', resolve))));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** `npm run bench hops`: the floor alone. */
+export async function run(): Promise<void> {
+  await measureHopFloor();
+}
