@@ -70,6 +70,19 @@ async function setUp(options: { runner?: boolean } = {}): Promise<Setup> {
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
+describe('the privileged runner without [approval] host_user', () => {
+  it('has nothing to do: says so and exits 0 without listening', async () => {
+    const { dir, cleanup } = tempDir('zrun');
+    cleanups.push(cleanup);
+    const runnerSocket = path.join(dir, 'runner.sock');
+    const { file } = writeTestConfig(dir, { runner: { socket: runnerSocket } });
+    const runner = startProcess(CLI_PATH, ['serve', 'runner', '--config', file]);
+    expect(await runner.exited).toEqual({ code: 0, signal: null });
+    expect(runner.logs).toContainEqual(expect.objectContaining({ msg: expect.stringContaining('no [approval] host_user') }));
+    expect(existsSync(runnerSocket)).toBe(false);
+  });
+});
+
 describe.skipIf(!asRoot)('the privileged runner', () => {
   it('runs an approved host run as [approval] host_user, and exc records that uid', async () => {
     const { out, exc, audit } = await setUp();

@@ -60,7 +60,8 @@ export async function serveCommand(name: string, options: ConfigOptions): Promis
     } else if (service === 'runner') {
       // exc's privileged runner of approved host runs (systemd's zino-runner.service).
       const { runRunner } = await import('../../services/exc/runner/main.js');
-      await runRunner(config, log);
+      // With no [approval] host_user there is nothing for it to do: exit 0 (the unit stays inactive, not failed).
+      if (!(await runRunner(config, log))) process.exit(EXIT.OK);
     } else {
       const definition = await loadServiceDefinition(service);
       const instance = await definition.create(config, log, { configFile: loaded.file, configFiles: loaded.files });

@@ -31,9 +31,16 @@ import { checkRecord } from './record.js';
 /** Ids the runner remembers having run (refused a second time); the oldest are forgotten past this many. */
 const REMEMBERED_IDS = 100_000;
 
-/** Starts the runner on `[runner] socket`; throws ConfigError when it cannot act as `[approval] host_user`. */
-export async function runRunner(config: Readonly<ResolvedConfig>, log: Logger): Promise<void> {
-  if (config.approval.host_user === '') throw new ConfigError('[approval] host_user is empty: the runner has no account to run host runs as');
+/**
+ * Starts the runner on `[runner] socket` and resolves with true; with `[approval] host_user` empty it logs that
+ * there is nothing to do and resolves with false (the caller exits 0: under systemd the unit stays inactive).
+ * Throws ConfigError when it cannot act as `[approval] host_user`.
+ */
+export async function runRunner(config: Readonly<ResolvedConfig>, log: Logger): Promise<boolean> {
+  if (config.approval.host_user === '') {
+    log.info({}, 'no [approval] host_user: exc runs host runs as its own user and never calls the runner; exiting');
+    return false;
+  }
   const account = hostAccount(config.approval.host_user);
   const euid = process.geteuid?.();
   if (euid !== 0 && euid !== account.uid)
@@ -72,4 +79,5 @@ export async function runRunner(config: Readonly<ResolvedConfig>, log: Logger): 
     },
   });
   await runService({ socketPath: config.runner.socket, config, log, instance: { ...handlers } });
+  return true;
 }
