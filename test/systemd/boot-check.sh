@@ -167,7 +167,7 @@ for u in $units zino; do [ ! -e "/etc/systemd/system/$u.service" ] && [ ! -e "/e
 expect "uninstall removed the units, the prefix and the command" test "$gone" = yes
 expect "uninstall kept configuration, data and user" sh -c 'grep -q "keep me" /var/lib/zino/history/keep.jsonl && [ -f /etc/zino/ZINO.toml ] && id zino'
 expect "uninstall-systemd --purge" /src/zino uninstall-systemd --purge
-expect "purge removed configuration, data and user" sh -c '[ ! -e /etc/zino ] && [ ! -e /var/lib/zino ] && ! id zino'
+expect "purge removed configuration, data and user" sh -c '[ ! -e /etc/zino ] && [ ! -e /var/lib/zino ] && ! id zino && ! getent group zino-runner'
 echo "DONE"
 EOF
 

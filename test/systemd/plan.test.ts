@@ -230,6 +230,7 @@ describe('planUninstall', () => {
     const removed = actions.flatMap((a) => (a.kind === 'remove' ? [a.path] : []));
     expect(removed).toEqual(expect.arrayContaining(['/etc/zino', '/var/lib/zino']));
     expect(commands(actions)).toContain('userdel zino');
+    expect(commands(actions)).toContain('groupdel zino-runner');
   });
 
   it('leaves alone a prefix and a zino command that are not its own', () => {
