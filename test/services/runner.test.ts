@@ -85,11 +85,12 @@ describe('the privileged runner without [approval] host_user', () => {
 
 describe.skipIf(!asRoot)('the privileged runner', () => {
   it('runs an approved host run as [approval] host_user, and exc records that uid', async () => {
-    const { out, exc, audit } = await setUp();
+    const { out, exc, audit, runnerSocket } = await setUp();
     const proof = path.join(out, 'proof');
     const reply = await request(exc.socket, { type: 'execute', executor: 'bash', code: `id -u; echo written > ${proof}`, host: true, request_id: 'runner-1' });
     expect(reply).toMatchObject({ type: 'result', exit_code: 0, stdout: `${NOBODY}\n`, sandboxed: false, decision: 'policy:allow' });
     expect(reply).not.toHaveProperty('uid');
+    expect(await request(exc.socket, { type: 'capabilities' })).toMatchObject({ approval: { host_user: 'nobody', runner: runnerSocket } });
     expect(statSync(proof).uid).toBe(NOBODY);
     expect(readFileSync(proof, 'utf8')).toBe('written\n');
     expect(audit().map((r) => [r.event, r.where, r.how, r.uid])).toEqual([

@@ -130,6 +130,7 @@ const exc: ServiceDefinition = {
             timeout_s: approval.timeout_s,
             rules: approval.allow_rules.length,
             pending: book.size,
+            ...(hostUser === undefined ? {} : { host_user: approval.host_user, runner: config.runner.socket }),
           },
           audit: { file: audit.file, ...(audit.problem === undefined ? { ok: true } : { ok: false, problem: audit.problem }) },
         }),
