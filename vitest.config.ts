@@ -5,6 +5,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * directory are fine). `npm run test:unit` runs only these, straight from the sources.
  */
 const UNIT = [
+  'test/services/runner-record.test.ts',
   'test/agr/format.test.ts',
   'test/agr/mcp.test.ts',
   'test/agr/parser.test.ts',

@@ -139,7 +139,7 @@ withConfig(
   program
     .command('serve')
     .description('run one service in the foreground (what systemd runs)')
-    .argument('<service>', `one of: ${SERVICE_NAMES.join(', ')}, or http (the OpenAI-compatible endpoint)`),
+    .argument('<service>', `one of: ${SERVICE_NAMES.join(', ')}, or http (the OpenAI-compatible endpoint), or runner (exc's privileged runner of host runs)`),
 ).action(async (service: string, options: ConfigOptions) => (await import('./commands/serve.js')).serveCommand(service, options));
 
 program

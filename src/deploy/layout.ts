@@ -10,6 +10,8 @@ import { SERVICE_NAMES, type ServiceName } from '../runtime/index.js';
 export const ZINO_USER = 'zino';
 /** @see ZINO_USER */
 export const ZINO_GROUP = 'zino';
+/** The group that may connect to the privileged runner's socket: zino-exc's supplementary group, nobody else's. */
+export const RUNNER_GROUP = 'zino-runner';
 
 /** Install prefix used when `--prefix` is not given. */
 export const DEFAULT_PREFIX = '/opt/zino';
@@ -48,8 +50,11 @@ export const TARGET_UNIT = 'zino.target';
 /** `zino-<name>.service` for every service, in the contract's order. */
 export const SERVICE_UNITS: readonly string[] = SERVICE_NAMES.map((name: ServiceName) => `zino-${name}.service`);
 
-/** Every unit file installed: the services, then the target. */
-export const ALL_UNITS: readonly string[] = [...SERVICE_UNITS, TARGET_UNIT];
+/** exc's privileged runner of approved host runs; installed always, idle (inactive) while `[approval] host_user` is empty. */
+export const RUNNER_UNIT = 'zino-runner.service';
+
+/** Every unit file installed: the services, the runner, then the target. */
+export const ALL_UNITS: readonly string[] = [...SERVICE_UNITS, RUNNER_UNIT, TARGET_UNIT];
 
 /** The OpenAI-compatible HTTP front end: installed only when `[http] enabled = true`. */
 export const HTTP_UNIT = 'zino-http.service';

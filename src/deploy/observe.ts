@@ -7,7 +7,7 @@ import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, statSyn
 import path from 'node:path';
 import { parse } from 'smol-toml';
 import { findGroup, findUser } from './accounts.js';
-import { KNOWN_UNITS, MANIFEST, PATHS, ZINO_GROUP, ZINO_USER, unitPath, type Layout } from './layout.js';
+import { KNOWN_UNITS, MANIFEST, PATHS, RUNNER_GROUP, ZINO_GROUP, ZINO_USER, unitPath, type Layout } from './layout.js';
 import { readPackageName } from './package-files.js';
 import { isOurWrapper } from './render.js';
 
@@ -21,6 +21,8 @@ export type WrapperState = 'absent' | 'ours' | 'foreign';
 export interface Observed {
   userExists: boolean;
   groupExists: boolean;
+  /** The zino-runner group (zino-exc's way to the privileged runner). */
+  runnerGroupExists: boolean;
   configDirExists: boolean;
   configExists: boolean;
   envExists: boolean;
@@ -53,6 +55,7 @@ export function observe(layout: Layout, source?: string): Observed {
   return {
     userExists: findUser(layout.root, ZINO_USER) !== undefined,
     groupExists: findGroup(layout.root, ZINO_GROUP) !== undefined,
+    runnerGroupExists: findGroup(layout.root, RUNNER_GROUP) !== undefined,
     configDirExists: existsSync(at(PATHS.configDir)),
     configExists: existsSync(at(PATHS.configFile)),
     envExists: envStat !== undefined,

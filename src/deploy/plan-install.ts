@@ -9,7 +9,7 @@
  * refused.
  */
 import type { Action, Owner } from './actions.js';
-import { HTTP_UNIT, PATHS, SERVICE_UNITS, TARGET_UNIT, ZINO_GROUP, ZINO_USER, unitPath, type Layout } from './layout.js';
+import { HTTP_UNIT, PATHS, RUNNER_GROUP, RUNNER_UNIT, SERVICE_UNITS, TARGET_UNIT, ZINO_GROUP, ZINO_USER, unitPath, type Layout } from './layout.js';
 import { configEnablesHttp, type Observed } from './observe.js';
 import type { RenderedFile } from './render.js';
 
@@ -85,12 +85,17 @@ export function planInstall(request: InstallRequest, seen: Observed): Plan {
     content: files.sysusers,
     mode: 0o644,
     owner: ROOT_ROOT,
-    why: 'the zino user and group, for systemd-sysusers',
+    why: 'the zino user and group, and the zino-runner group, for systemd-sysusers',
   });
-  if (seen.userExists && seen.groupExists) {
-    actions.push({ kind: 'keep', path: `user and group ${ZINO_USER}`, why: 'they exist' });
+  if (seen.userExists && seen.groupExists && seen.runnerGroupExists) {
+    actions.push({ kind: 'keep', path: `user and group ${ZINO_USER}, group ${RUNNER_GROUP}`, why: 'they exist' });
   } else {
-    actions.push({ kind: 'run', argv: ['systemd-sysusers', PATHS.sysusersFile], why: `create the ${ZINO_USER} system user and group`, manager: 'none' });
+    actions.push({
+      kind: 'run',
+      argv: ['systemd-sysusers', PATHS.sysusersFile],
+      why: `create the ${ZINO_USER} system user and group and the ${RUNNER_GROUP} group`,
+      manager: 'none',
+    });
   }
 
   if (seen.sourceIsPrefix) {
@@ -186,7 +191,7 @@ export function planInstall(request: InstallRequest, seen: Observed): Plan {
     });
   }
   if (seen.prefix === 'zino' || seen.unitsPresent.length > 0) {
-    const running = httpEnabled && httpPresent ? [...SERVICE_UNITS, HTTP_UNIT] : SERVICE_UNITS;
+    const running = [...SERVICE_UNITS, RUNNER_UNIT, ...(httpEnabled && httpPresent ? [HTTP_UNIT] : [])];
     actions.push(systemctl('running services pick up the new code and units', 'optional', 'try-restart', ...running));
   }
   if (request.now) actions.push(systemctl('start the services now', 'required', 'start', TARGET_UNIT));

@@ -7,7 +7,19 @@
  * HTTP token in /var/lib/zino-http) and the zino user are kept unless `purge`.
  */
 import type { Action } from './actions.js';
-import { HTTP_UNIT, KNOWN_UNITS, PATHS, SERVICE_UNITS, TARGET_UNIT, ZINO_GROUP, ZINO_USER, unitPath, type Layout } from './layout.js';
+import {
+  HTTP_UNIT,
+  KNOWN_UNITS,
+  PATHS,
+  RUNNER_GROUP,
+  RUNNER_UNIT,
+  SERVICE_UNITS,
+  TARGET_UNIT,
+  ZINO_GROUP,
+  ZINO_USER,
+  unitPath,
+  type Layout,
+} from './layout.js';
 import type { Observed } from './observe.js';
 import type { Plan } from './plan-install.js';
 
@@ -23,7 +35,7 @@ export function planUninstall(request: UninstallRequest, seen: Observed): Plan {
   const { layout, purge } = request;
   const actions: Action[] = [];
   if (seen.unitsPresent.length > 0) {
-    const units = [TARGET_UNIT, ...SERVICE_UNITS, ...(seen.unitsPresent.includes(HTTP_UNIT) ? [HTTP_UNIT] : [])];
+    const units = [TARGET_UNIT, ...SERVICE_UNITS, RUNNER_UNIT, ...(seen.unitsPresent.includes(HTTP_UNIT) ? [HTTP_UNIT] : [])];
     actions.push({ kind: 'run', argv: ['systemctl', 'stop', ...units], why: 'stop the services', manager: 'optional' });
     actions.push({ kind: 'run', argv: ['systemctl', 'disable', ...units], why: 'no start at boot', manager: 'none' });
   }
@@ -53,6 +65,7 @@ export function planUninstall(request: UninstallRequest, seen: Observed): Plan {
         why: 'the group (--purge)',
         manager: 'none',
       });
+    if (seen.runnerGroupExists) actions.push({ kind: 'run', argv: ['groupdel', RUNNER_GROUP], why: "the runner's group (--purge)", manager: 'none' });
   } else {
     if (seen.configDirExists) actions.push({ kind: 'keep', path: PATHS.configDir, why: 'configuration kept (--purge removes it)' });
     if (seen.stateDirExists) actions.push({ kind: 'keep', path: PATHS.stateDir, why: "mem's data kept (--purge removes it)" });

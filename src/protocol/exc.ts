@@ -173,8 +173,19 @@ export interface ExcCapabilities {
   sandbox: { mode: 'auto' | 'bwrap' | 'none'; active: boolean; reason: string };
   /** ZINO extra. */
   max_output_bytes: number;
-  /** ZINO extra: the `[approval]` policy of host runs, and how many approvals are pending. */
-  approval?: { mode: 'ask' | 'allow' | 'deny'; unattended: 'deny' | 'allow'; timeout_s: number; rules: number; pending: number };
+  /**
+   * ZINO extra: the `[approval]` policy of host runs, and how many approvals are pending; `host_user` and `runner`
+   * (its socket) when host runs go to the privileged runner to act as that account.
+   */
+  approval?: {
+    mode: 'ask' | 'allow' | 'deny';
+    unattended: 'deny' | 'allow';
+    timeout_s: number;
+    rules: number;
+    pending: number;
+    host_user?: string;
+    runner?: string;
+  };
   /** ZINO extra: the audit log, and why it cannot be written when it cannot. */
   audit?: { file: string; ok: boolean; problem?: string };
 }

@@ -28,6 +28,7 @@ export const ERROR_CODES = [
   'APPROVAL_EXPIRED',
   'APPROVAL_SETTLED',
   'AUDIT_UNAVAILABLE',
+  'RUN_NOT_RECORDED',
   'INTERNAL',
 ] as const;
 

@@ -105,7 +105,7 @@ describe('the first start (point 1)', () => {
 describe('a real endpoint in the local configuration', () => {
   it('is used after a restart, with ./ZINO.toml untouched, and a typo in it warned about once (points 1, 3, 10)', async () => {
     llm.script({ models: ['local-model'], rules: [{ reply: 'from the configured endpoint' }] });
-    setEndpoint(llm.mock.baseUrl, '', '\n[servce]\nmodel = "typo"\n');
+    setEndpoint(llm.mock.baseUrl, '', '\n[servce]\nmodel = "typo"\n\n[approval]\nhost_user = "nobody"\n');
     const suite = await up();
     try {
       expect(suite.stdout()).toContain('  config:  ZINO.toml + .zino/ZINO.toml\n');
@@ -123,6 +123,10 @@ describe('a real endpoint in the local configuration', () => {
     const raw = suite.logs.map((l) => (typeof l.raw === 'string' ? l.raw : JSON.stringify(l)));
     const typo = raw.filter((line) => line.includes('unknown section [servce]'));
     expect(typo).toEqual([`zino up: configuration warning: ${local}: unknown section [servce] ignored (did you mean service?)`]);
+    // zino up starts no privileged runner: a host_user there is said to refuse host runs, once.
+    expect(raw.filter((line) => line.startsWith('zino up:') && line.includes('host_user'))).toEqual([
+      expect.stringMatching(/^zino up: configuration warning: \[approval\] host_user = "nobody" .*which zino up does not start/),
+    ]);
   });
 
   it('that nobody serves is reported as such by up, status and ask, before any advice about the model (points 3, 4, 8)', async () => {

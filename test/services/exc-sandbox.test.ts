@@ -40,6 +40,12 @@ describe('hiddenPaths', () => {
     expect(hidden.files).toEqual([path.join(root, 'ZINO.toml')]);
   });
 
+  it("hides the privileged runner's socket directory, which exc's group may connect to", () => {
+    mkdirSync(path.join(root, 'runner'));
+    const { config } = resolveConfig({ runner: { socket: path.join(root, 'runner', 'runner.sock') } }, { file: null, baseDir: root, env: {}, dir: root });
+    expect(hiddenPaths(config, null, undefined, 0, NONE).dirs).toContain(path.join(root, 'runner'));
+  });
+
   it('hides the sockets of host services that would act for the program (resolve names, write the journal), when they exist', () => {
     const { config } = resolveConfig({}, { file: null, baseDir: root, env: {}, dir: root });
     mkdirSync(path.join(root, 'journal'));

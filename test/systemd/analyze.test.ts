@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HTTP_UNIT, KNOWN_UNITS, SERVICE_UNITS } from '../../src/deploy/layout.js';
+import { HTTP_UNIT, KNOWN_UNITS, RUNNER_UNIT, SERVICE_UNITS } from '../../src/deploy/layout.js';
 import { renderHttpUnit, renderUnits } from '../../src/deploy/render.js';
 import { PACKAGE_ROOT } from '../../src/testing/paths.js';
 import { tempDir } from '../helpers/util.js';
@@ -36,7 +36,7 @@ describe('systemd-analyze on the rendered units', () => {
     expect(status).toBe(0);
   });
 
-  for (const unit of [...SERVICE_UNITS, HTTP_UNIT]) {
+  for (const unit of [...SERVICE_UNITS, HTTP_UNIT, RUNNER_UNIT]) {
     const max = MAX_EXPOSURE[unit] ?? 0;
     it.runIf(RUN_ANALYZE)(`security scores ${unit} at most ${max.toFixed(1)}`, () => {
       const { score, output } = exposure(path.join(dir, unit));

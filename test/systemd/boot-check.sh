@@ -57,7 +57,7 @@ cat > "$root/check/exc.js" <<'EOF'
 const net = require('node:net');
 const code = require('node:fs').readFileSync(process.argv[2], 'utf8');
 const s = net.createConnection('/run/zino/exc.sock');
-s.on('connect', () => { const b = Buffer.from(JSON.stringify({ type: 'execute', executor: 'bash', code })); const h = Buffer.alloc(4); h.writeUInt32BE(b.length); s.write(Buffer.concat([h, b])); });
+s.on('connect', () => { const b = Buffer.from(JSON.stringify({ type: 'execute', executor: 'bash', code, host: process.argv[3] === 'host' })); const h = Buffer.alloc(4); h.writeUInt32BE(b.length); s.write(Buffer.concat([h, b])); });
 let d = Buffer.alloc(0);
 s.on('data', (c) => { d = Buffer.concat([d, c]); if (d.length >= 4 && d.length >= 4 + d.readUInt32BE(0)) { const r = JSON.parse(d.subarray(4, 4 + d.readUInt32BE(0))); console.log(`sandboxed=${r.sandboxed}`); console.log(r.stdout + r.stderr); s.destroy(); } });
 s.on('error', (e) => console.log('ERR', e.code));
@@ -117,6 +117,23 @@ expect "code run by exc (unit layer only) reaches no network, key, data, or writ
 config 's/^sandbox = "none"/# sandbox = "auto"/'
 systemctl restart zino-exc
 
+# The privileged runner: idle without host_user; with it, host runs act as that account (root: /etc is writable).
+expect "zino-runner is inactive (exit 0) while [approval] host_user is empty" sh -c '! systemctl is-active --quiet zino-runner && [ "$(systemctl show zino-runner -p ExecMainStatus --value)" = 0 ]'
+config 's/^# mode = "ask"/mode = "allow"/'
+config 's/^# host_user = ""/host_user = "root"/'
+systemctl restart zino-exc zino-runner
+expect "zino-runner is active once host_user is set" active_within zino-runner
+expect "/run/zino-runner is 0750 and its socket 0660, root:zino-runner" sh -c '[ "$(stat -c "%a %U:%G" /run/zino-runner /run/zino-runner/runner.sock | tr "\n" " ")" = "750 root:zino-runner 660 root:zino-runner " ]'
+printf 'id -u\ntouch /etc/zino-runner-proof && echo wrote-etc\n' > /check/host.sh
+node /check/exc.js /check/host.sh host >/tmp/host1 2>&1
+expect "an allowed host run goes through the runner as root and can edit /etc" sh -c 'grep -q "^sandboxed=false" /tmp/host1 && grep -qx 0 /tmp/host1 && grep -q wrote-etc /tmp/host1 && [ -e /etc/zino-runner-proof ]'
+expect "the audit log records the run with uid 0" sh -c 'tail -1 /var/log/zino/audit.jsonl | grep -q "\"uid\":0"'
+expect "a member of group zino cannot reach the runner (EACCES)" runuser -u alice -- node -e 'require("net").createConnection("/run/zino-runner/runner.sock").on("error", (e) => process.exit(e.code === "EACCES" ? 0 : 1)).on("connect", () => process.exit(1))'
+rm -f /etc/zino-runner-proof
+config 's/^host_user = "root"/# host_user = ""/'
+config 's/^mode = "allow"/# mode = "ask"/'
+systemctl restart zino-exc zino-runner
+
 config 's|^base_url = "demo"|base_url = "http://localhost:8099/v1"|'
 systemctl restart zino-rtr
 systemctl start zino.target
@@ -150,7 +167,7 @@ for u in $units zino; do [ ! -e "/etc/systemd/system/$u.service" ] && [ ! -e "/e
 expect "uninstall removed the units, the prefix and the command" test "$gone" = yes
 expect "uninstall kept configuration, data and user" sh -c 'grep -q "keep me" /var/lib/zino/history/keep.jsonl && [ -f /etc/zino/ZINO.toml ] && id zino'
 expect "uninstall-systemd --purge" /src/zino uninstall-systemd --purge
-expect "purge removed configuration, data and user" sh -c '[ ! -e /etc/zino ] && [ ! -e /var/lib/zino ] && ! id zino'
+expect "purge removed configuration, data and user" sh -c '[ ! -e /etc/zino ] && [ ! -e /var/lib/zino ] && ! id zino && ! getent group zino-runner'
 echo "DONE"
 EOF
 

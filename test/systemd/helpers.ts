@@ -20,6 +20,9 @@ export const MAX_EXPOSURE: Record<string, number> = {
   // Issue 17: the HTTP front end listens on TCP (loopback only), like rtr has the network.
   'zino-http.service': 2.5,
   'zino-exc.service': 3.0,
+  // Issue 14: the privileged runner acts as [approval] host_user (root or an admin account): root, every capability,
+  // the host's file system writable. Measured 8.7; what keeps it safe is who reaches it (docs/security.md).
+  'zino-runner.service': 8.7,
 };
 
 /** Output of a systemd-analyze run. */

@@ -15,6 +15,7 @@ function fresh(overrides: Partial<Observed> = {}): Observed {
   return {
     userExists: false,
     groupExists: false,
+    runnerGroupExists: false,
     configDirExists: false,
     configExists: false,
     envExists: false,
@@ -39,6 +40,7 @@ function installed(overrides: Partial<Observed> = {}): Observed {
   return fresh({
     userExists: true,
     groupExists: true,
+    runnerGroupExists: true,
     configDirExists: true,
     configExists: true,
     envExists: true,
@@ -210,8 +212,8 @@ describe('planUninstall', () => {
     const { actions, errors } = planUninstall({ layout: makeLayout(), purge: false }, installed());
     expect(errors).toEqual([]);
     expect(commands(actions).slice(0, 2)).toEqual([
-      'systemctl stop zino.target zino-daemon.service zino-rtr.service zino-agr.service zino-sys.service zino-exc.service zino-mem.service zino-ctx.service',
-      'systemctl disable zino.target zino-daemon.service zino-rtr.service zino-agr.service zino-sys.service zino-exc.service zino-mem.service zino-ctx.service',
+      'systemctl stop zino.target zino-daemon.service zino-rtr.service zino-agr.service zino-sys.service zino-exc.service zino-mem.service zino-ctx.service zino-runner.service',
+      'systemctl disable zino.target zino-daemon.service zino-rtr.service zino-agr.service zino-sys.service zino-exc.service zino-mem.service zino-ctx.service zino-runner.service',
     ]);
     const removed = actions.flatMap((a) => (a.kind === 'remove' ? [a.path] : []));
     expect(removed).toEqual(
@@ -228,6 +230,7 @@ describe('planUninstall', () => {
     const removed = actions.flatMap((a) => (a.kind === 'remove' ? [a.path] : []));
     expect(removed).toEqual(expect.arrayContaining(['/etc/zino', '/var/lib/zino']));
     expect(commands(actions)).toContain('userdel zino');
+    expect(commands(actions)).toContain('groupdel zino-runner');
   });
 
   it('leaves alone a prefix and a zino command that are not its own', () => {

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SERVICE_UNITS } from '../../src/deploy/layout.js';
+import { RUNNER_UNIT, SERVICE_UNITS } from '../../src/deploy/layout.js';
 import { PACKAGE_ROOT } from '../../src/testing/paths.js';
 import { SERVICE_NODE_FLAGS } from '../../src/runtime/node-flags.js';
 import { last, parseUnit, words, type UnitSettings } from './helpers.js';
@@ -101,7 +101,7 @@ describe('unit templates', () => {
     expect(words(unit('zino-agr.service'), 'Wants').sort()).toEqual(['zino-exc.service', 'zino-rtr.service']);
     expect(words(unit('zino-agr.service'), 'After').sort()).toEqual(['zino-exc.service', 'zino-rtr.service']);
     expect(words(unit('zino.target'), 'WantedBy')).toEqual(['multi-user.target']);
-    expect(words(unit('zino.target'), 'Also').sort()).toEqual([...SERVICE_UNITS].sort());
+    expect(words(unit('zino.target'), 'Also').sort()).toEqual([...SERVICE_UNITS, RUNNER_UNIT].sort());
   });
 
   it('reloads with SIGHUP the services that reload (sys, agr, ctx)', () => {
@@ -172,5 +172,34 @@ describe('the HTTP front end unit (zino-http.service)', () => {
     expect(last(http, 'IPAddressAllow')).toBe('localhost');
     expect(http.get('EnvironmentFile')).toBeUndefined();
     expect(words(http, 'InaccessiblePaths')).toEqual(expect.arrayContaining(['-/etc/zino/zino.env', '-/var/lib/zino']));
+  });
+});
+
+describe('the privileged runner unit (zino-runner.service)', () => {
+  const runner = parseUnit(readFileSync(path.join(PACKAGE_ROOT, 'systemd', RUNNER_UNIT), 'utf8'));
+  const sysusers = readFileSync(path.join(PACKAGE_ROOT, 'systemd', 'zino.sysusers'), 'utf8');
+
+  it('runs zino serve runner as root, its socket directory and socket in group zino-runner only', () => {
+    expect(last(runner, 'ExecStart')).toBe('@NODE@ @PREFIX@/dist/src/cli/main.js serve runner --config /etc/zino/ZINO.toml');
+    expect(last(runner, 'User')).toBe('root');
+    expect(last(runner, 'Group')).toBe('zino-runner');
+    expect(last(runner, 'RuntimeDirectory')).toBe('zino-runner');
+    expect(last(runner, 'RuntimeDirectoryMode')).toBe('0750');
+    expect(last(runner, 'UMask')).toBe('0007');
+    expect(words(runner, 'PartOf')).toContain('zino.target');
+    expect(words(runner, 'RestartPreventExitStatus')).toContain('78');
+  });
+
+  it('gives the zino-runner group to zino-exc alone, and to no user', () => {
+    for (const name of SERVICE_UNITS) {
+      if (name === 'zino-exc.service') expect(words(unit(name), 'SupplementaryGroups')).toEqual(['zino-runner']);
+      else expect(unit(name).get('SupplementaryGroups'), name).toBeUndefined();
+    }
+    expect(sysusers).toMatch(/^g zino-runner -$/m);
+    expect(sysusers).not.toMatch(/^m .*zino-runner/m);
+  });
+
+  it('keeps the API key and the services data out of reach of host runs', () => {
+    expect(runner.get('InaccessiblePaths')).toEqual(expect.arrayContaining(['-/etc/zino/zino.env', '-/var/lib/zino']));
   });
 });

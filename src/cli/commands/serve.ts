@@ -18,8 +18,8 @@ export async function serveCommand(name: string, options: ConfigOptions): Promis
   };
   process.on('SIGTERM', early);
   process.on('SIGINT', early);
-  if (!isServiceName(name) && name !== 'http') {
-    process.stderr.write(`zino serve: unknown service "${name}" (one of: ${SERVICE_NAMES.join(', ')}, http)\n`);
+  if (!isServiceName(name) && name !== 'http' && name !== 'runner') {
+    process.stderr.write(`zino serve: unknown service "${name}" (one of: ${SERVICE_NAMES.join(', ')}, http, runner)\n`);
     process.exit(EXIT.USAGE);
   }
   const service = name;
@@ -57,6 +57,11 @@ export async function serveCommand(name: string, options: ConfigOptions): Promis
       // The OpenAI-compatible front end: an HTTP server, a client of the daemon.
       const { runHttp } = await import('../../frontends/http/main.js');
       await runHttp(config, log);
+    } else if (service === 'runner') {
+      // exc's privileged runner of approved host runs (systemd's zino-runner.service).
+      const { runRunner } = await import('../../services/exc/runner/main.js');
+      // With no [approval] host_user there is nothing for it to do: exit 0 (the unit stays inactive, not failed).
+      if (!(await runRunner(config, log))) process.exit(EXIT.OK);
     } else {
       const definition = await loadServiceDefinition(service);
       const instance = await definition.create(config, log, { configFile: loaded.file, configFiles: loaded.files });

@@ -29,6 +29,10 @@ export async function upCommand(options: UpOptions): Promise<void> {
   const { config } = loaded;
   // Printed once here: the services are told (ZINO_SUPERVISED) not to repeat them seven times.
   for (const warning of loaded.warnings) process.stderr.write(`zino up: configuration warning: ${warning}\n`);
+  if (config.approval.host_user !== '')
+    process.stderr.write(
+      `zino up: configuration warning: [approval] host_user = ${JSON.stringify(config.approval.host_user)} sends host runs to the privileged runner at ${config.runner.socket}, which zino up does not start: without one, host runs are refused; leave host_user empty to run them as yourself\n`,
+    );
   const withHttp = config.http.enabled || options.http === true;
   // The front end's address as it logged it once listening (the port may have been 0).
   let httpUrl: string | undefined;

@@ -57,6 +57,7 @@ const BY_CODE: Readonly<Record<ErrorCode, [number, OpenAiErrorType, string]>> = 
   CONFIG: [500, 'server_error', 'internal_error'],
   // exc's audit log cannot be written: host runs are refused until it can.
   AUDIT_UNAVAILABLE: [503, 'server_error', 'service_unavailable'],
+  RUN_NOT_RECORDED: [500, 'server_error', 'internal_error'],
   // Answers to `approve`, and a denial agr turns into text the model reads: never an answer to a chat completion.
   APPROVAL_DENIED: [500, 'server_error', 'internal_error'],
   APPROVAL_UNKNOWN: [500, 'server_error', 'internal_error'],

@@ -133,6 +133,10 @@ export interface ResolvedConfig {
     /** The account host runs act as (used by the privileged runner); empty: exc's own. @default "" */
     host_user: string;
   };
+  runner: {
+    /** UDS listen path of the privileged runner (`zino serve runner`), which exc uses when `[approval] host_user` is set. @default "/run/zino-runner/runner.sock" */
+    socket: string;
+  };
   tools: {
     /** Directory of tool definitions (`*.json`). @default "tools" */
     dir: string;
@@ -419,6 +423,9 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
       doc: 'Host runs allowed without asking: an executable, or /regex/ matching the whole one-line command',
     },
     host_user: { kind: 'string', default: '', check: checkUserName, doc: "Account host runs act as (the privileged runner); empty = exc's own" },
+  },
+  runner: {
+    socket: { kind: 'path', default: '/run/zino-runner/runner.sock', doc: 'UDS listen path of the privileged runner (used when [approval] host_user is set)' },
   },
   tools: {
     dir: { kind: 'path', default: 'tools', doc: 'Directory containing tool definitions' },

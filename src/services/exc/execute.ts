@@ -39,15 +39,30 @@ export interface ExecuteOutcome {
  * Runs `code` with `executor`, in the sandbox when one is active, or directly when
  * `onHost` (a host run: exc has already recorded the decision that allows it).
  */
-export async function execute(deps: ExecuteDeps, executor: Executor, code: string, signal: AbortSignal, onHost = false): Promise<ExecuteOutcome> {
+export async function execute(
+  deps: ExecuteDeps,
+  executor: Executor,
+  code: string,
+  signal: AbortSignal,
+  onHost = false,
+  /** A host run's account when it is not this process's own (the privileged runner, as root, runs as `[approval] host_user`). */
+  hostAs?: { uid: number; gid: number; name: string },
+): Promise<ExecuteOutcome> {
   const started = performance.now();
   const fileName = codeFileName(executor);
   const sandboxed = !onHost && deps.sandbox.active && deps.sandbox.bwrap !== undefined;
   // The sandboxed program (and its static analysis) runs, in the host view, as a uid of the run's own (run-users.ts); in the
   // private view under a root exc as `nobody`. That user owns its working directory. A host run runs as exc's own user.
   const runUser = sandboxed && deps.sandbox.host ? await deps.sandbox.host.users.acquire(signal) : undefined;
-  const runAs = runUser ? { uid: runUser.uid, gid: runUser.gid } : sandboxed ? deps.sandbox.runAs : undefined;
-  const user = runUser ? undefined : runAs ? 'nobody' : safeUserName();
+  const account = onHost && !sandboxed ? hostAs : undefined;
+  const runAs = runUser
+    ? { uid: runUser.uid, gid: runUser.gid }
+    : sandboxed
+      ? deps.sandbox.runAs
+      : account
+        ? { uid: account.uid, gid: account.gid }
+        : undefined;
+  const user = runUser ? undefined : account ? account.name : runAs ? 'nobody' : safeUserName();
   const workdir = await createWorkdir(fileName, code, runAs, runUser ? WORKDIR_GROUP : undefined).catch((err: unknown) => {
     runUser?.release();
     throw err;

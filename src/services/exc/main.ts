@@ -26,7 +26,7 @@ import { ApprovalBook } from './approvals.js';
 import { AuditLog } from './audit.js';
 import { execute, validate } from './execute.js';
 import { buildExecutors, describeExecutor, type Executor } from './executors.js';
-import { hostUserId, localHostRunner } from './host.js';
+import { hostUserId, localHostRunner, runnerHostRunner } from './host.js';
 import { listApprovals } from './listing.js';
 import { startMcp } from './mcp/index.js';
 import { compileRules } from './policy.js';
@@ -91,7 +91,7 @@ const exc: ServiceDefinition = {
         rules: approval.allow_rules.length,
         timeout_s: approval.timeout_s,
         host_uid: process.geteuid?.(),
-        host_user: approval.host_user === '' ? undefined : { name: approval.host_user, uid: hostUser, applied_by: 'the privileged runner' },
+        host_user: approval.host_user === '' ? undefined : { name: approval.host_user, uid: hostUser, runner: config.runner.socket },
         every_run_on_host: !sandbox.active,
       },
       'host runs: approval policy',
@@ -108,7 +108,8 @@ const exc: ServiceDefinition = {
       book,
       audit,
       runSandboxed: (executor: Executor, code: string, signal: AbortSignal) => execute(deps, executor, code, signal),
-      runOnHost: localHostRunner(deps),
+      // With [approval] host_user, host runs go to the privileged runner (which acts as that account), never to exc's own user.
+      runOnHost: hostUser === undefined ? localHostRunner(deps) : runnerHostRunner(config),
     };
     const names = (): string => [...executors.keys()].join(', ') || 'none';
     const find = (name: string): Executor | undefined => executors.get(name);
@@ -129,6 +130,7 @@ const exc: ServiceDefinition = {
             timeout_s: approval.timeout_s,
             rules: approval.allow_rules.length,
             pending: book.size,
+            ...(hostUser === undefined ? {} : { host_user: approval.host_user, runner: config.runner.socket }),
           },
           audit: { file: audit.file, ...(audit.problem === undefined ? { ok: true } : { ok: false, problem: audit.problem }) },
         }),

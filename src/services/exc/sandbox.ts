@@ -298,6 +298,8 @@ export function hiddenPaths(
 ): { dirs: string[]; files: string[] } {
   const dirs = new Set<string>([config.mem.data_dir, ...hostSockets.dirs]);
   for (const name of SERVICE_NAMES) dirs.add(path.dirname(config[name].socket));
+  // The privileged runner's socket: exc's group may connect to it, code exc sandboxes must not even see it.
+  dirs.add(path.dirname(config.runner.socket));
   if (euid !== undefined && euid !== 0) dirs.add(`/run/user/${euid}`);
   const visible = (p: string): boolean => !isUnder(p, '/tmp') && (runAs === undefined || reachableBy(p, runAs));
   const existingDirs = [...dirs].filter((d) => isDirectory(d) && visible(d));
