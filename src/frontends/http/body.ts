@@ -39,8 +39,10 @@ export function readBody(req: http.IncomingMessage, maxBytes: number): Promise<B
       size += piece.length;
       if (size > maxBytes) {
         done();
-        // Stop reading: the rest is not wanted, and the connection closes after the 413.
-        req.pause();
+        // The rest is not wanted and the connection closes after the 413, but it is read and
+        // dropped until then: closing a socket with unread bytes sends a reset, which can take the
+        // 413 with it before the client reads it.
+        req.resume();
         reject(tooLarge(maxBytes));
         return;
       }
