@@ -22,6 +22,13 @@ function tooLarge(maxBytes: number): HttpError {
   });
 }
 
+/**
+ * What is read and dropped of a body past `max_body_bytes` before the 413 goes out: a
+ * client still sending when the connection closes gets a reset, which can take the 413
+ * with it before it is read. A client that sends more than this gets the 413 at once.
+ */
+const DRAIN_BYTES = 1024 * 1024;
+
 /** The raw body, at most `maxBytes`. Rejects with a 413 {@link HttpError} or {@link ClientGone}. */
 export function readBody(req: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
@@ -37,20 +44,22 @@ export function readBody(req: http.IncomingMessage, maxBytes: number): Promise<B
     };
     const onData = (piece: Buffer): void => {
       size += piece.length;
-      if (size > maxBytes) {
-        done();
-        // The rest is not wanted and the connection closes after the 413, but it is read and
-        // dropped until then: closing a socket with unread bytes sends a reset, which can take the
-        // 413 with it before the client reads it.
-        req.resume();
-        reject(tooLarge(maxBytes));
+      if (size <= maxBytes) {
+        parts.push(piece);
         return;
       }
-      parts.push(piece);
+      parts.length = 0;
+      // Past the bound: dropped until the body ends (the 413 then closes cleanly), or until DRAIN_BYTES more.
+      if (size > maxBytes + DRAIN_BYTES) {
+        done();
+        req.pause();
+        reject(tooLarge(maxBytes));
+      }
     };
     const onEnd = (): void => {
       done();
-      resolve(Buffer.concat(parts, size));
+      if (size > maxBytes) reject(tooLarge(maxBytes));
+      else resolve(Buffer.concat(parts, size));
     };
     const onClose = (): void => {
       done();
