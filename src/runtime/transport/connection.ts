@@ -17,6 +17,9 @@ import type { Logger } from '../log.js';
 import type { ReceiveBudget } from './receive-budget.js';
 import { FrameWriter } from './writer.js';
 
+/** How long a refused connection is read and dropped from before it is closed regardless (see linger). */
+const LINGER_MS = 2000;
+
 /** What a handler gets besides the request; `Progress` is what it may send before its reply. */
 export interface HandlerContext<Progress extends OutgoingFrame = OutgoingFrame> {
   /** Fires when the client goes away or the server gives up on the request at shutdown. */
@@ -202,13 +205,27 @@ export class Connection {
     this.releaseBudget();
     clearTimeout(this.readTimer);
     this.state = 'finished';
-    // Read nothing more: the rest of a refused large frame would only be received to be dropped.
-    this.socket.pause();
     this.options.log.info({ code: err.code, reason: err.message }, 'request rejected');
     this.writer
       .write(errorFrame(err))
       .catch(() => undefined)
-      .finally(() => this.finish());
+      .finally(() => this.linger());
+  }
+
+  /**
+   * Ends a refused connection without losing the error frame: the write side is closed,
+   * and what the client still sends is read and dropped (onData ignores it) until it
+   * closes too, for at most {@link LINGER_MS}. Closing at once with its bytes unread
+   * would reset the connection, and a reset can discard the error frame before the
+   * client reads it.
+   */
+  private linger(): void {
+    if (this.socket.destroyed) return;
+    const timer = setTimeout(() => this.socket.destroy(), LINGER_MS);
+    timer.unref();
+    this.socket.once('close', () => clearTimeout(timer));
+    this.socket.resume();
+    this.socket.end();
   }
 
   private async handle(request: Frame): Promise<void> {
