@@ -3,14 +3,25 @@
 # tmpfs overlay of /), installs ZINO there with `zino install-systemd --now` from
 # this checkout, and checks that the hardened units work: every service active and
 # ready, ask through exc's bubblewrap sandbox, group access, what code run by exc
-# can reach (with and without bubblewrap), rtr reaching an LLM over TCP, exit 78
-# not restarted, reload, a crash restarted, upgrade, uninstall and --purge.
+# can reach (with and without bubblewrap), the privileged runner (idle without
+# [approval] host_user; with host_user = "root": exc reaching its socket through
+# SupplementaryGroups=zino-runner under PrivateUsers=yes, a host run approved from
+# another connection editing /etc as root, denied and unattended runs refused and
+# recorded, a forged or replayed run refused by the runner, EACCES for anyone else
+# and for exc without the group), rtr reaching an LLM over TCP, exit 78 not
+# restarted, reload, a crash restarted, upgrade, uninstall and --purge. It also
+# prints `systemd-analyze security` of each unit as installed ("exposure:" lines).
 # Nothing on this machine changes: every write goes to the overlay.
 #
-#   sudo bash test/systemd/boot-check.sh        (about two minutes)
+#   sudo bash test/systemd/boot-check.sh        (about 90 seconds)
+#   sudo BOOT_CHECK_LOGS=/tmp/boot bash test/systemd/boot-check.sh
+#                                               (keeps the result, ZINO's journal
+#                                                and the full security tables)
 #
 # Needs root, systemd-nspawn (apt-get install systemd-container), overlayfs, and a
-# built checkout (npm ci && npm run build). Prints PASS/FAIL lines; exits 1 on a FAIL.
+# built checkout (npm ci && npm run build). systemd need not be PID 1 here: it runs
+# in a Firecracker VM with a hybrid cgroup tree and no init system. Prints
+# PASS/FAIL lines; exits 1 on a FAIL, 2 when it cannot run at all.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
