@@ -253,6 +253,19 @@ node /check/exc.js /check/host.sh host >/tmp/host1 2>&1
 expect "an allowed host run goes through the runner as root and can edit /etc" sh -c 'grep -q "^sandboxed=false" /tmp/host1 && grep -qx 0 /tmp/host1 && grep -q wrote-etc /tmp/host1 && [ -e /etc/zino-runner-proof ] || { tail -8 /tmp/host1; exit 1; }'
 expect "the audit log records the run with uid 0 (how: policy:allow)" sh -c "tail -1 $audit | jq -e '.event == \"run\" and .uid == 0' && tail -2 $audit | head -1 | jq -e '.how == \"policy:allow\"'"
 rm -f /etc/zino-runner-proof
+# What a host run as root can and cannot do: restart a service (through systemd's
+# socket), but a file system it mounts stays in the runner's own mount namespace.
+printf '[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/true\n' >/etc/systemd/system/boot-dummy.service
+systemctl daemon-reload
+systemctl start boot-dummy
+before=$(systemctl show boot-dummy -p InvocationID --value)
+printf 'systemctl restart boot-dummy && echo restarted\n' >/check/restart.sh
+node /check/exc.js /check/restart.sh host >/tmp/restart.out 2>&1
+expect "an allowed host run as root restarts a service" sh -c "grep -q restarted /tmp/restart.out && [ \"\$(systemctl show boot-dummy -p InvocationID --value)\" != '$before' ] || { tail -8 /tmp/restart.out; exit 1; }"
+mkdir -p /mnt/boot-check
+printf 'mount -t tmpfs boot-check /mnt/boot-check && findmnt -n -o SOURCE /mnt/boot-check\n' >/check/mount.sh
+node /check/exc.js /check/mount.sh host >/tmp/mount.out 2>&1
+expect "a file system a host run mounts stays in the runner's mount namespace (PrivateMounts=)" sh -c 'grep -qx boot-check /tmp/mount.out && ! findmnt /mnt/boot-check || { tail -8 /tmp/mount.out; exit 1; }'
 mkdir -p /etc/systemd/system/zino-exc.service.d
 printf '[Service]\nSupplementaryGroups=\n' > /etc/systemd/system/zino-exc.service.d/no-runner-group.conf
 systemctl daemon-reload
