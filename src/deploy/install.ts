@@ -125,12 +125,12 @@ export function renderInstallFiles(source: string, vars: RenderVars): InstallFil
   };
 }
 
-/** The prefix of the installation in `root`, read from its daemon unit, or `undefined`. */
+/** The prefix of the installation in `root`, read from its daemon unit (its CLI now or before the bundle), or `undefined`. */
 export function installedPrefix(root: string | undefined): string | undefined {
   const layout = makeLayout({ root, prefix: DEFAULT_PREFIX });
   try {
     const unit = readFileSync(layout.at(unitPath('zino-daemon.service')), 'utf8');
-    return /^ExecStart=\S+ (\/\S+)\/dist\/src\/cli\/main\.js /m.exec(unit)?.[1];
+    return /^ExecStart=\S+ (\/\S+)\/dist\/(?:bundle\/zino|src\/cli\/main)\.js /m.exec(unit)?.[1];
   } catch {
     return undefined;
   }

@@ -8,12 +8,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { readPackageManifest } from '../runtime/index.js';
+import { CLI_ENTRY } from '../runtime/package-root.js';
 
 /** Package entries copied as they are (relative to the package root). */
 export const PACKAGE_ENTRIES: readonly string[] = [
   'package.json',
   'package-lock.json',
   'dist/src',
+  'dist/bundle',
   'tools',
   'skills',
   'SYSTEM.md',
@@ -25,7 +27,7 @@ export const PACKAGE_ENTRIES: readonly string[] = [
 ];
 
 /** Entries without which an installation cannot run. */
-const REQUIRED: readonly string[] = ['package.json', 'package-lock.json', 'dist/src/cli/main.js', 'tools', 'skills', 'SYSTEM.md', 'ZINO.toml', 'systemd'];
+const REQUIRED: readonly string[] = ['package.json', 'package-lock.json', CLI_ENTRY, 'tools', 'skills', 'SYSTEM.md', 'ZINO.toml', 'systemd'];
 
 /** `name` of a package.json, or `undefined` when unreadable. */
 export function readPackageName(manifest: string): string | undefined {
@@ -72,7 +74,7 @@ export interface PackageSelection {
 /** Selects the files of the package at `source` to install. */
 export function selectPackageFiles(source: string): PackageSelection {
   const missing = REQUIRED.filter((entry) => !existsSync(path.join(source, entry)));
-  if (missing.includes('dist/src/cli/main.js')) missing.push('(the package is not built: run "npm ci && npm run build" first)');
+  if (missing.includes(CLI_ENTRY)) missing.push('(the package is not built: run "npm ci && npm run build" first)');
   const entries = PACKAGE_ENTRIES.filter((entry) => existsSync(path.join(source, entry)));
   if (existsSync(path.join(source, 'package-lock.json'))) {
     for (const [module, entry] of productionEntries(readFileSync(path.join(source, 'package-lock.json'), 'utf8'))) {

@@ -12,6 +12,7 @@ import type { Action, Owner } from './actions.js';
 import { HTTP_UNIT, PATHS, RUNNER_GROUP, RUNNER_UNIT, SERVICE_UNITS, TARGET_UNIT, ZINO_GROUP, ZINO_USER, unitPath, type Layout } from './layout.js';
 import { configEnablesHttp, type Observed } from './observe.js';
 import type { RenderedFile } from './render.js';
+import { CLI_ENTRY } from '../runtime/package-root.js';
 
 /** Everything the installation writes, rendered. */
 export interface InstallFiles {
@@ -168,7 +169,7 @@ export function planInstall(request: InstallRequest, seen: Observed): Plan {
     actions.push({
       kind: 'keep',
       path: PATHS.wrapper,
-      why: `not written by zino install-systemd; the command is ${request.node} ${layout.prefix}/dist/src/cli/main.js`,
+      why: `not written by zino install-systemd; the command is ${request.node} ${layout.prefix}/${CLI_ENTRY}`,
     });
   } else {
     actions.push({ kind: 'write', path: PATHS.wrapper, content: files.wrapper, mode: 0o755, owner: ROOT_ROOT, why: 'the zino command for every user' });

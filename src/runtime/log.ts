@@ -4,6 +4,7 @@
  * Level: `ZINO_LOG_LEVEL`, then `[logging] level`, then `info`.
  */
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { mapStack } from './stack.js';
 
 export type { Logger } from 'pino';
 
@@ -29,6 +30,13 @@ export interface LoggerOptions {
   destination?: DestinationStream;
 }
 
+/** pino's error serializer, with the stack (and its causes') mapped to the sources. */
+function serializeError(err: Error): ReturnType<typeof pino.stdSerializers.err> {
+  const out = pino.stdSerializers.err(err);
+  if (typeof out.stack === 'string') out.stack = mapStack(out.stack);
+  return out;
+}
+
 /** The root logger of a process, with `service` on every line. */
 export function createLogger(service: string, options: LoggerOptions = {}): Logger {
   const env = options.env ?? process.env;
@@ -40,6 +48,8 @@ export function createLogger(service: string, options: LoggerOptions = {}): Logg
       base: { service, pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      // A logged error's stack points into the sources, also from the bundled code (stack.ts).
+      serializers: { err: serializeError },
       redact: { paths: ['key', 'api_key', 'apiKey', '*.key', '*.api_key', 'headers.authorization'], censor: '[redacted]' },
     },
     options.destination ?? pino.destination({ fd: 2, sync: true }),

@@ -8,6 +8,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/**
+ * The `zino` CLI every process of the suite runs, relative to the package root: the bundle of
+ * `src/cli/main.ts` written by `npm run build` (scripts/bundle.mjs). `zino up` starts its
+ * services with it, the systemd units and the `zino` wrapper run it, the tests spawn it.
+ */
+export const CLI_ENTRY = 'dist/bundle/zino.js';
+
 /** The package name that marks the root. */
 export const PACKAGE_NAME = 'zino';
 

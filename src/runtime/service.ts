@@ -18,6 +18,8 @@ export interface ServiceInstance {
   untyped?: Handler;
   /** Called on SIGHUP. */
   reload?(): Promise<void> | void;
+  /** Called once the service listens: work that need not delay its first answer (rtr imports the openai SDK). */
+  listening?(): void;
   /** Called after the server has drained on shutdown. */
   close?(): Promise<void> | void;
 }
@@ -85,6 +87,7 @@ export async function runService(options: RunServiceOptions): Promise<ZinoServer
   });
   log.info({ socket: options.socketPath }, 'listening');
   if (stopRequested) stop(stopRequested);
+  else instance.listening?.();
   return server;
 }
 

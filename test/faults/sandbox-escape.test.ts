@@ -41,7 +41,7 @@ function packageForNobody(): { cli: string; root: string; cleanup: () => void } 
   });
   if (install.status !== 0) throw new Error(`cannot install a copy for nobody: ${install.stdout}${install.stderr}`);
   const root = path.join(dir, prefix);
-  return { cli: path.join(root, 'dist/src/cli/main.js'), root, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return { cli: path.join(root, 'dist/bundle/zino.js'), root, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** A running exc, its directory (outside /tmp, so its paths are hidden rather than merely private) and a host /tmp marker. */

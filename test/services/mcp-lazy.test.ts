@@ -1,11 +1,13 @@
 /**
  * The MCP SDK is loaded only where MCP is used: an exc without [mcp.servers] (and
  * `zino ask`) never imports it; an exc with one does. Imports are recorded by a
- * module hook (test/fixtures/import-log.mjs).
+ * module hook (test/fixtures/import-log.mjs); the CLI runs bundled (dist/bundle/), so each file it
+ * imported stands for the sources the bundle's metafile lists in it.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CLI_PATH, PACKAGE_ROOT } from '../../src/testing/paths.js';
 import { waitForPing } from '../../src/testing/process.js';
@@ -14,6 +16,18 @@ import { filesystem, serverState } from '../helpers/mcp.js';
 import { tempDir, waitFor } from '../helpers/util.js';
 
 const HOOK = path.join(PACKAGE_ROOT, 'test', 'fixtures', 'import-log.mjs');
+
+/** The sources (`src/…ts`, `node_modules/…`) in the imported files, from the bundle's metafile. */
+function sourcesOf(urls: string[]): string[] {
+  const meta = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'dist', 'bundle', 'meta.json'), 'utf8')) as {
+    outputs: Record<string, { inputs: Record<string, unknown> }>;
+  };
+  return urls.flatMap((url) => {
+    if (!url.startsWith('file://')) return [url];
+    const output = meta.outputs[path.relative(PACKAGE_ROOT, fileURLToPath(url))];
+    return output ? Object.keys(output.inputs) : [url];
+  });
+}
 
 /** Runs `zino serve exc` with the hook until `ready` holds; returns the modules it imported. */
 async function importsOfExc(overrides: ConfigOverrides, ready: (socket: string) => Promise<boolean>): Promise<string[]> {
@@ -33,7 +47,7 @@ async function importsOfExc(overrides: ConfigOverrides, ready: (socket: string) 
       child.kill('SIGTERM');
       await exited;
     }
-    return readFileSync(log, 'utf8').split('\n');
+    return sourcesOf(readFileSync(log, 'utf8').split('\n'));
   } finally {
     cleanup();
   }
@@ -42,8 +56,8 @@ async function importsOfExc(overrides: ConfigOverrides, ready: (socket: string) 
 describe('the MCP SDK', () => {
   it('is not imported by an exc without MCP servers, nor by the CLI', async () => {
     const imports = await importsOfExc({}, () => Promise.resolve(true));
-    expect(imports.some((url) => url.includes('/src/services/exc/main.js'))).toBe(true);
-    expect(imports.filter((url) => url.includes('@modelcontextprotocol') || url.includes('/node_modules/ajv/'))).toEqual([]);
+    expect(imports.some((url) => url === 'src/services/exc/main.ts')).toBe(true);
+    expect(imports.filter((url) => url.includes('@modelcontextprotocol') || url.includes('node_modules/ajv/'))).toEqual([]);
     // The CLI registers `zino mcp` but imports its command (and the front end) only when it runs.
     const { dir, cleanup } = tempDir('zlazyc');
     try {
@@ -54,9 +68,9 @@ describe('the MCP SDK', () => {
         encoding: 'utf8',
       });
       expect(cli.status).toBe(69);
-      const cliImports = readFileSync(log, 'utf8').split('\n');
-      expect(cliImports.some((url) => url.includes('/src/cli/commands/ask.js'))).toBe(true);
-      expect(cliImports.filter((url) => url.includes('@modelcontextprotocol') || url.includes('/frontends/') || url.includes('/commands/mcp.js'))).toEqual([]);
+      const cliImports = sourcesOf(readFileSync(log, 'utf8').split('\n'));
+      expect(cliImports.some((url) => url === 'src/cli/commands/ask.ts')).toBe(true);
+      expect(cliImports.filter((url) => url.includes('@modelcontextprotocol') || url.includes('/frontends/') || url.includes('/commands/mcp.ts'))).toEqual([]);
     } finally {
       cleanup();
     }
@@ -69,7 +83,7 @@ describe('the MCP SDK', () => {
         { mcp: { servers: { files: filesystem(dir) } } },
         async (socket) => (await serverState(socket, 'files'))?.state === 'up',
       );
-      expect(imports.some((url) => url.includes('@modelcontextprotocol/sdk/dist/esm/client/index.js'))).toBe(true);
+      expect(imports.some((url) => url === 'node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js')).toBe(true);
     } finally {
       cleanup();
     }

@@ -31,7 +31,7 @@ fail() {
 }
 [ "$(id -u)" -eq 0 ] || fail "must run as root"
 command -v systemd-nspawn >/dev/null || fail "needs systemd-nspawn (apt-get install systemd-container)"
-[ -f "$here/dist/src/cli/main.js" ] || fail "build first: npm ci && npm run build"
+[ -f "$here/dist/bundle/zino.js" ] || fail "build first: npm ci && npm run build"
 
 work=$(mktemp -d /tmp/zino-boot-XXXXXX)
 cleanup() {

@@ -85,7 +85,7 @@ describe('install-systemd into a temp root', () => {
     expect(readdirSync(path.join(root, PREFIX, 'node_modules', '@modelcontextprotocol'))).toEqual(['sdk']);
     expect(modules).not.toContain('vitest');
     expect(modules).not.toContain('typescript');
-    const version = spawnSync(process.execPath, [path.join(root, PREFIX, 'dist/src/cli/main.js'), '--version'], { encoding: 'utf8' });
+    const version = spawnSync(process.execPath, [path.join(root, PREFIX, 'dist/bundle/zino.js'), '--version'], { encoding: 'utf8' });
     expect(version.status, version.stderr).toBe(0);
   });
 
@@ -200,7 +200,7 @@ describe('install-systemd on this system without root', () => {
     chmodSync(root, 0o755);
     const install = zino('install-systemd', '--root', root, '--prefix', PREFIX, '--node', process.execPath);
     if (install.status !== 0) throw new Error(install.output);
-    cli = path.join(root, PREFIX, 'dist/src/cli/main.js');
+    cli = path.join(root, PREFIX, 'dist/bundle/zino.js');
   });
   afterAll(() => cleanup());
 

@@ -139,9 +139,9 @@ describe('planInstall', () => {
     const foreign = planInstall(request(), fresh({ prefix: 'foreign' }));
     expect(foreign.actions).toEqual([]);
     expect(foreign.errors).toEqual(['/opt/zino exists and is not a ZINO installation; remove it or choose another --prefix']);
-    const unbuilt = planInstall(request({ missing: ['dist/src/cli/main.js'] }), fresh());
+    const unbuilt = planInstall(request({ missing: ['dist/bundle/zino.js'] }), fresh());
     expect(unbuilt.actions).toEqual([]);
-    expect(unbuilt.errors[0]).toContain('dist/src/cli/main.js');
+    expect(unbuilt.errors[0]).toContain('dist/bundle/zino.js');
   });
 
   it('refuses a node binary under a home directory, which the units cannot see', () => {

@@ -25,7 +25,7 @@ describe('unit templates', () => {
   it.each(SERVICE_UNITS)('%s runs zino serve as zino with the installed config, active once it answers ping', (name) => {
     const service = name.replace(/^zino-|\.service$/g, '');
     const u = unit(name);
-    expect(last(u, 'ExecStart')).toBe(`@NODE@ @PREFIX@/dist/src/cli/main.js serve ${service} --config /etc/zino/ZINO.toml`);
+    expect(last(u, 'ExecStart')).toBe(`@NODE@ @PREFIX@/dist/bundle/zino.js serve ${service} --config /etc/zino/ZINO.toml`);
     expect(last(u, 'ExecStartPost')).toBe(`@NODE@ @PREFIX@/dist/src/deploy/wait-ready.js ${service} /etc/zino/ZINO.toml`);
     expect(last(u, 'User')).toBe('zino');
     expect(last(u, 'Group')).toBe('zino');
@@ -134,7 +134,7 @@ describe('the HTTP front end unit (zino-http.service)', () => {
   const http = parseUnit(readFileSync(path.join(PACKAGE_ROOT, 'systemd', 'zino-http.service'), 'utf8'));
 
   it('runs zino serve http as zino, part of zino.target, after the daemon, restarting but not on a config error', () => {
-    expect(last(http, 'ExecStart')).toBe('@NODE@ @PREFIX@/dist/src/cli/main.js serve http --config /etc/zino/ZINO.toml');
+    expect(last(http, 'ExecStart')).toBe('@NODE@ @PREFIX@/dist/bundle/zino.js serve http --config /etc/zino/ZINO.toml');
     expect(last(http, 'User')).toBe('zino');
     expect(last(http, 'Group')).toBe('zino');
     expect(words(http, 'PartOf')).toContain('zino.target');
@@ -180,7 +180,7 @@ describe('the privileged runner unit (zino-runner.service)', () => {
   const sysusers = readFileSync(path.join(PACKAGE_ROOT, 'systemd', 'zino.sysusers'), 'utf8');
 
   it('runs zino serve runner as root, its socket directory and socket in group zino-runner only', () => {
-    expect(last(runner, 'ExecStart')).toBe('@NODE@ @PREFIX@/dist/src/cli/main.js serve runner --config /etc/zino/ZINO.toml');
+    expect(last(runner, 'ExecStart')).toBe('@NODE@ @PREFIX@/dist/bundle/zino.js serve runner --config /etc/zino/ZINO.toml');
     expect(last(runner, 'User')).toBe('root');
     expect(last(runner, 'Group')).toBe('zino-runner');
     expect(last(runner, 'RuntimeDirectory')).toBe('zino-runner');

@@ -10,13 +10,14 @@
  * and shuts down, so no orphan outlives the supervisor.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
 import { SERVICE_NAMES, ping, removeStaleSocket, type ServiceName } from '../../runtime/index.js';
 import { EXIT } from '../../runtime/exit.js';
 import { SERVICE_NODE_FLAGS } from '../../runtime/node-flags.js';
+import { CLI_ENTRY, packageRoot } from '../../runtime/package-root.js';
 
-/** The compiled CLI entry point the children run. */
-const CLI = fileURLToPath(new URL('../main.js', import.meta.url));
+/** The bundled CLI the children run (`serve <name>`), whichever build of the CLI runs the supervisor. */
+const CLI = path.join(packageRoot(), CLI_ENTRY);
 /** Backoff before restart number n: 250 ms × 2^n, at most 5 s. */
 const BASE_RESTART_MS = 250;
 const MAX_RESTART_MS = 5000;

@@ -4,6 +4,10 @@
  * Without a usable `[api]` configuration it still starts and answers every `infer`
  * with NOT_CONFIGURED saying what to set. At start it checks the endpoint and logs
  * whether it answers; SIGHUP re-reads the key file.
+ *
+ * The openai SDK (engine.ts) is imported once rtr listens, not before: a request that comes
+ * first waits for that import (issue 18: rtr answered ping last of the seven, after about
+ * 100 ms more CPU than the others spent loading the SDK).
  */
 import {
   InvalidRequestError,
@@ -20,15 +24,17 @@ import {
   type ServiceDefinition,
 } from '../../runtime/index.js';
 import { RTR, type LlmProbe, type RtrCapabilities } from '../../protocol/rtr.js';
-import { toZinoError, type ErrorHints } from './api-errors.js';
-import { inferCollected, inferStreamed } from './infer.js';
+import type { ErrorHints } from './api-errors.js';
 import { selectBackend, type Selection } from './select.js';
+
+/** engine.ts: the openai SDK and what uses it. */
+type Engine = typeof import('./engine.js');
 
 /** Bound on one check of the endpoint (`capabilities` with `probe`, and at start), in milliseconds. */
 const PROBE_TIMEOUT_MS = 5000;
 
 /** Checks the endpoint now: reachable, and which models it lists. */
-async function probe(selection: Selection, hints: ErrorHints, timeoutMs: number): Promise<LlmProbe> {
+async function probe(engine: Engine, selection: Selection, hints: ErrorHints, timeoutMs: number): Promise<LlmProbe> {
   if (!selection.backend) return { reachable: false, error: selection.problem, code: 'NOT_CONFIGURED' };
   const signal = AbortSignal.timeout(timeoutMs);
   try {
@@ -37,7 +43,7 @@ async function probe(selection: Selection, hints: ErrorHints, timeoutMs: number)
   } catch (err) {
     const error = signal.aborted
       ? new ZinoError('TIMEOUT', `the LLM API at ${hints.baseUrl} did not list its models within ${timeoutMs / 1000} s`)
-      : toZinoError(err, hints, 1);
+      : engine.toZinoError(err, hints, 1);
     return { reachable: error.code !== 'UPSTREAM_UNAVAILABLE' && error.code !== 'TIMEOUT', error: error.message, code: error.code };
   }
 }
@@ -65,10 +71,21 @@ function checkPromptSize(messages: readonly ChatMessage[], bound: number): void 
 const rtr: ServiceDefinition = {
   name: 'rtr',
   create(config, log, context) {
-    let selection = selectBackend(config, log, context.configFile);
-    const hints = (): ErrorHints => ({ baseUrl: config.api.base_url, keySource: selection.keySource ?? 'no key' });
+    let loading: Promise<Engine> | undefined;
+    /** The engine, imported on first use: at the latest once rtr listens (`listening` below). */
+    const engine = (): Promise<Engine> => (loading ??= import('./engine.js'));
+    /** The backend chosen from the configuration, once the engine is there (again on SIGHUP). */
+    let selecting: Promise<Selection> | undefined;
+    const select = (): Promise<Selection> =>
+      (selecting = engine().then((e) => {
+        const selection = selectBackend(config, log, e.OpenAiBackend, context.configFile);
+        announce(e, selection);
+        return selection;
+      }));
+    const selected = (): Promise<Selection> => selecting ?? select();
+    const hints = (selection: Selection): ErrorHints => ({ baseUrl: config.api.base_url, keySource: selection.keySource ?? 'no key' });
     const probeMs = Math.min(PROBE_TIMEOUT_MS, config.rtr.timeout * 1000);
-    const announce = (): void => {
+    const announce = (e: Engine, selection: Selection): void => {
       if (!selection.backend) {
         log.warn({ problem: selection.problem }, 'LLM backend not configured; infer will answer with an error');
         return;
@@ -77,15 +94,14 @@ const rtr: ServiceDefinition = {
         { backend: selection.backend.kind, base_url: config.api.base_url, model: selection.backend.model || '(detect)', key_source: selection.keySource },
         'LLM backend configured; checking the endpoint',
       );
-      const checked = selection;
-      probe(checked, hints(), probeMs).then(
-        (result) => logProbe(log, config, checked, result),
+      probe(e, selection, hints(selection), probeMs).then(
+        (result) => logProbe(log, config, selection, result),
         (err: unknown) => log.error({ err: castToError(err) }, 'LLM endpoint check failed'),
       );
     };
-    announce();
     const capabilities = async (probeNow: boolean): Promise<RtrCapabilities> => {
-      const llm = probeNow ? await probe(selection, hints(), probeMs) : undefined;
+      const selection = await selected();
+      const llm = probeNow ? await probe(await engine(), selection, hints(selection), probeMs) : undefined;
       return {
         type: 'capabilities',
         streaming: config.rtr.streaming,
@@ -101,7 +117,7 @@ const rtr: ServiceDefinition = {
     return {
       ...bindHandlers(RTR)({
         capabilities: (request) => capabilities(optionalBoolean(request, 'probe') ?? false),
-        infer: (request, ctx) => {
+        infer: async (request, ctx) => {
           const params = {
             messages: parseMessages(request.messages, 'messages', { allowEmpty: false }),
             temperature: optionalNumber(request, 'temperature', { min: 0, max: 2 }) ?? config.agent.temperature,
@@ -110,15 +126,20 @@ const rtr: ServiceDefinition = {
           };
           const stream = optionalBoolean(request, 'stream') ?? false;
           checkPromptSize(params.messages, config.rtr.max_prompt_bytes);
+          const selection = await selected();
           if (!selection.backend) throw new ZinoError('NOT_CONFIGURED', selection.problem);
-          const deps = { backend: selection.backend, maxRetries: config.rtr.max_retries, timeoutMs: config.rtr.timeout * 1000, hints: hints() };
-          return stream && config.rtr.streaming ? inferStreamed(deps, params, ctx) : inferCollected(deps, params, ctx);
+          const e = await engine();
+          const deps = { backend: selection.backend, maxRetries: config.rtr.max_retries, timeoutMs: config.rtr.timeout * 1000, hints: hints(selection) };
+          return stream && config.rtr.streaming ? e.inferStreamed(deps, params, ctx) : e.inferCollected(deps, params, ctx);
         },
       }),
-      reload() {
+      listening() {
+        // The engine, the backend and the start-up check of the endpoint, now that rtr answers.
+        selected().catch((err: unknown) => log.error({ err: castToError(err) }, 'cannot load the LLM client'));
+      },
+      async reload() {
         // The key file may have been created or fixed (chmod 600) since the start.
-        selection = selectBackend(config, log, context.configFile);
-        announce();
+        await select();
       },
     };
   },

@@ -7,7 +7,7 @@ import type { Logger, ResolvedConfig } from '../../runtime/index.js';
 import type { LlmBackend } from './backend.js';
 import { DemoBackend } from './demo/model.js';
 import { describeKeySource, resolveApiKey } from './key.js';
-import { OpenAiBackend } from './openai-backend.js';
+import type { OpenAiBackend } from './openai-backend.js';
 
 /** A usable backend and where its key came from, or why there is none. */
 export type Selection = { backend: LlmBackend; keySource: string; problem?: undefined } | { backend?: undefined; keySource?: undefined; problem: string };
@@ -16,10 +16,14 @@ const EXAMPLES =
   'OpenAI "https://api.openai.com/v1", OpenRouter "https://openrouter.ai/api/v1", Ollama "http://127.0.0.1:11434/v1", ' +
   'llama.cpp "http://127.0.0.1:8080/v1", vLLM "http://127.0.0.1:8000/v1", or "demo" for the built-in demo model';
 
-/** Chooses the backend from `[api]` and `[service]`; `configFile` is named in advice. */
+/**
+ * Chooses the backend from `[api]` and `[service]`; `configFile` is named in advice. The
+ * OpenAI-compatible backend is `openAi` (from engine.ts, which rtr imports once it listens).
+ */
 export function selectBackend(
   config: Readonly<ResolvedConfig>,
   log: Logger,
+  openAi: typeof OpenAiBackend,
   configFile: string | null = null,
   env: NodeJS.ProcessEnv = process.env,
 ): Selection {
@@ -48,7 +52,7 @@ export function selectBackend(
     }
     apiKey = 'no-key';
   }
-  const backend = new OpenAiBackend({ baseUrl, apiKey, model: config.service.model, timeoutMs: config.rtr.timeout * 1000, log, configFile: file });
+  const backend = new openAi({ baseUrl, apiKey, model: config.service.model, timeoutMs: config.rtr.timeout * 1000, log, configFile: file });
   return { backend, keySource: describeKeySource(key.source, config) };
 }
 

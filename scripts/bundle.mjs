@@ -1,0 +1,55 @@
+/**
+ * The second half of `npm run build` (after tsc): bundles the `zino` CLI with esbuild into
+ * dist/bundle/ — the entry `zino.js` and one chunk per lazily loaded part (each command, each
+ * service, the openai SDK, the MCP SDK …), every dependency inside. What `zino up`, the systemd
+ * units, the `zino` wrapper and the tests run is this bundle: a service then loads a handful of
+ * files instead of about fifty ES modules and the CommonJS modules of its dependencies, which was
+ * most of its start-up (docs/benchmarks.md, issue 18; why esbuild: docs/decisions.md).
+ *
+ * Source maps sit beside each file (no sources inside, only the mappings); the logger maps a
+ * logged stack back to src/ with them when it logs one (src/runtime/stack.ts). `meta.json` is
+ * esbuild's metafile: which sources each output holds (tests read it to tell what a process loaded).
+ */
+import { build } from 'esbuild';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const outdir = path.join(root, 'dist', 'bundle');
+
+rmSync(outdir, { recursive: true, force: true });
+const result = await build({
+  absWorkingDir: root,
+  entryPoints: { zino: 'src/cli/main.ts' },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  chunkNames: 'chunks/[name]-[hash]',
+  sourcemap: 'linked',
+  sourcesContent: false,
+  // Names stay as written (stack traces, `err.name`, class names in logs); nothing is minified.
+  keepNames: true,
+  metafile: true,
+  logLevel: 'warning',
+  // Bundled CommonJS dependencies (pino, ajv, natural …) call require() for Node's built-in modules.
+  banner: { js: "import { createRequire as __zinoCreateRequire } from 'node:module';\nconst require = __zinoCreateRequire(import.meta.url);" },
+});
+if (result.errors.length > 0 || result.warnings.length > 0) {
+  process.stderr.write('bundle: esbuild reported problems (see above)\n');
+  process.exit(1);
+}
+
+// A module that runs itself when it is the process's entry (`import.meta.url === argv[1]`) would
+// run inside the CLI if it landed in zino.js: none of those may be part of the bundle.
+for (const file of Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.js'))) {
+  if (readFileSync(path.join(root, file), 'utf8').includes('pathToFileURL(process.argv[1])')) {
+    process.stderr.write(`bundle: ${file} holds a module that runs itself as an entry point\n`);
+    process.exit(1);
+  }
+}
+
+writeFileSync(path.join(outdir, 'meta.json'), JSON.stringify(result.metafile));
