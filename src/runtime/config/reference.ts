@@ -67,7 +67,7 @@ export const KEY_NOTES: Readonly<Record<string, string>> = {
   'limits.max_connections':
     'A new connection past it closes the oldest one whose request has not arrived in full (one that has sent nothing first; a partly sent one gets `OVERLOADED`), so idle or trickling connections cannot lock out ping. Only when every connection is being answered is the new one refused with `OVERLOADED`.',
   'exc.sandbox':
-    '`"auto"`: in bubblewrap when it is installed and usable, else directly; `"bwrap"`: in bubblewrap, refusing to run code without it; `"none"`: directly.',
+    '`"auto"`: the truthful view this machine can give (exc as root: bubblewrap\'s host view; not root, or no host view: the Landlock view), else bubblewrap\'s private view, else directly; `"bwrap"`: in bubblewrap (host view as root, else private view), refusing to run code without it; `"landlock"`: the Landlock view (Linux 6.12+, python3; no bubblewrap needed; as root each run gets a uid of its own), refusing to run code without it; `"none"`: directly. `capabilities` says which view and why: see [security.md](security.md#the-exc-sandbox).',
   'exc.audit_log':
     'One JSON object a line for every run, sandboxed or on the host, and every host-run decision, written (and fsynced) before the run: see [operations.md](operations.md#audit-log). Created 0600 in a 0700 directory when missing; hidden from sandboxed code. Replaced by `DIR/data/audit.jsonl` under `--dir DIR` / `$ZINO_DIR`. `zino audit` prints it.',
   'exc.audit_max_bytes': 'One rotated file is kept, so the log takes at most about twice this on disk.',

@@ -24,9 +24,10 @@ Usage (every option before `--`, each at most once unless marked [many]):
                        load it last, as bubblewrap's --seccomp FD does.
   --user U:G[:GROUPS]  (exc is root) become this uid, gid and supplementary groups; from
                        root, setresuid clears every capability.
-  --grace-ms MS        after a SIGTERM or SIGINT (passed on to the whole run), SIGKILL
-                       what is still running after MS milliseconds (default 1000).
-  --probe              print "landlock=ABI" on stdout before running the program.
+  --grace-ms MS        after a SIGTERM or SIGINT (passed on to the run), SIGKILL what is
+                       still running after MS milliseconds (default 1000).
+  --probe              print "landlock=ABI python=EXECUTABLE" on stdout before running the
+                       program (exc's probe at start: sandbox.ts).
   --dry-run            print the rules ("RIGHTS PATH" lines) and exit 0; nothing applied.
 
 Exit status: the program's (128 + N when signal N ended it, as a shell reports it);
@@ -62,10 +63,13 @@ What it sets up, in this order:
 4. Child subreaper; fork. The child adds a nested Landlock domain with the two
    scopes, so that the program cannot signal this supervisor either, restores the
    signal dispositions Python changed (SIGPIPE, SIGXFSZ), and executes PROGRAM. The
-   supervisor waits, reaping orphans (they reparent to it), passes SIGTERM and
-   SIGINT on to every descendant, SIGKILLs them all --grace-ms later, and when the
-   program exits SIGKILLs whatever it left (setsid, nohup, double fork) before
-   exiting with the program's status. It asks for SIGTERM when exc dies.
+   supervisor waits, reaping orphans (they reparent to it). A SIGTERM or SIGINT is
+   passed on to the descendants still in its process group (exc signals that group,
+   and SIGKILLs it after its own grace) and ends at once, with SIGKILL, those that
+   left it (setsid: exc's SIGKILL would miss them); whatever is left --grace-ms later
+   gets SIGKILL. When the program exits, it SIGKILLs whatever the program left
+   (setsid, nohup, double fork) before exiting with the program's status. It asks
+   for SIGTERM when exc dies (PR_SET_PDEATHSIG).
 """
 
 import ctypes
@@ -454,7 +458,13 @@ def supervise(program, grace_ms, nested_scopes):
         signal_all(signal.SIGKILL)
 
     def on_stop(sig, _frame):
-        signal_all(sig)
+        # What left our process group did so to escape it, and exc's SIGKILL of the group would miss it: it ends now.
+        group = os.getpgrp()
+        for pid in descendants():
+            try:
+                os.kill(pid, sig if os.getpgid(pid) == group else signal.SIGKILL)
+            except OSError:
+                pass
         if signal.getitimer(signal.ITIMER_REAL)[0] == 0:
             signal.setitimer(signal.ITIMER_REAL, max(grace_ms, 1) / 1000)
 
@@ -536,7 +546,7 @@ def main(argv):
     if seccomp is not None:
         load_seccomp(seccomp)
     if opts["probe"]:
-        sys.stdout.write("landlock=%d\n" % abi)
+        sys.stdout.write("landlock=%d python=%s\n" % (abi, sys.executable))
         sys.stdout.flush()
     return supervise(program, opts["grace_ms"], scopes)
 
