@@ -41,7 +41,8 @@ const RUN_MARGIN_MS = 60_000;
 
 /**
  * What the sandbox hides: hiddenPaths for the most specific config file, plus every
- * other config file read (`./ZINO.toml` under a local one) and `[api] key_file`.
+ * other config file read (`./ZINO.toml` under a local one), `[api] key_file` and the
+ * HTTP endpoint's bearer token (`[http] token_file`: a run with exc's uid could read it).
  */
 function hiddenFiles(
   config: Readonly<ResolvedConfig>,
@@ -50,7 +51,7 @@ function hiddenFiles(
   sharedTmp: boolean,
 ): { dirs: string[]; files: string[] } {
   const hidden = hiddenPaths(config, context.configFile, runAs, undefined, undefined, sharedTmp);
-  const others = [...(context.configFiles ?? []), ...(config.api.key_file === '' ? [] : [config.api.key_file])];
+  const others = [...(context.configFiles ?? []), ...[config.api.key_file, config.http.token_file].filter((f) => f !== '')];
   for (const file of others) {
     for (const each of hiddenPaths(config, file, runAs, undefined, undefined, sharedTmp).files) if (!hidden.files.includes(each)) hidden.files.push(each);
   }
