@@ -5,8 +5,8 @@
  * log the service may read), and still cannot connect anywhere, send a datagram,
  * signal or look into another process, or leave anything running. Each point is
  * checked against the host's own view, taken by this test outside the sandbox.
- * Where something the host view needs is missing, `auto` falls back to the landlock view, else the private
- * view and says why.
+ * Where something the host view needs is missing, `auto` falls back to the
+ * landlock view (else the private view) and says why.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
