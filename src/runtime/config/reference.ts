@@ -72,7 +72,7 @@ export const KEY_NOTES: Readonly<Record<string, string>> = {
     'One JSON object a line for every run, sandboxed or on the host, and every host-run decision, written (and fsynced) before the run: see [operations.md](operations.md#audit-log). Created 0600 in a 0700 directory when missing; hidden from sandboxed code. Replaced by `DIR/data/audit.jsonl` under `--dir DIR` / `$ZINO_DIR`. `zino audit` prints it.',
   'exc.audit_max_bytes': 'One rotated file is kept, so the log takes at most about twice this on disk.',
   'approval.mode':
-    'A host run is one the model asks for (`"host": true`), or any run when no sandbox can be used (`[exc] sandbox = "none"`, or no bubblewrap). Sandboxed runs never need approval. A call of an MCP tool not annotated read-only, on a server that is not `trusted`, is decided the same way. See [security.md](security.md).',
+    'A host run is one the model asks for (`"host": true`), or any run when no sandbox can be used (`[exc] sandbox = "none"`, or `"auto"` where no view can be set up). Sandboxed runs never need approval. A call of an MCP tool not annotated read-only, on a server that is not `trusted`, is decided the same way. See [security.md](security.md).',
   'approval.unattended':
     'A caller that did not send `"approvals": true` (every client of the original protocol, `zino ask` without a terminal) cannot answer an approval.',
   'approval.allow_rules':
