@@ -2,7 +2,8 @@
  * zino-exc: runs model-written code. Messages: `execute`, `validate`,
  * `capabilities`, `approve`, `approvals`. Executors come from `[tools] dir`; runs are
  * bounded in time (`[exc] timeout`) and output (`[exc] max_output_bytes`), happen in a
- * fresh private working directory, and are sandboxed by bubblewrap per `[exc] sandbox`.
+ * fresh private working directory, and are sandboxed (bubblewrap, or the Landlock
+ * launcher) per `[exc] sandbox`.
  * A run on the host goes through `[approval]` (supervise.ts); every run is in the
  * audit log (`[exc] audit_log`). It also keeps the sessions with the `[mcp.servers]`
  * (`list_tools`, `call_tool`; mcp/).
