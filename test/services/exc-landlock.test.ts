@@ -18,7 +18,7 @@ const PYTHON = which('python3');
 const LANDLOCK = detectSandbox('landlock').active;
 
 function launch(args: string[], input?: string): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(PYTHON as string, ['-I', '-S', LANDLOCK_LAUNCHER, ...args], { encoding: 'utf8', input: input ?? '', timeout: 30_000 });
+  const result = spawnSync(PYTHON as string, ['-I', '-S', '-B', LANDLOCK_LAUNCHER, ...args], { encoding: 'utf8', input: input ?? '', timeout: 30_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -105,7 +105,7 @@ describe.runIf(PYTHON && LANDLOCK)('the launcher', () => {
     try {
       const port = (server.address() as net.AddressInfo).port;
       const code = `import socket\ntry:\n    socket.create_connection(("127.0.0.1", ${port}), timeout=5)\n    print("reached")\nexcept OSError as e:\n    print("denied", e.errno)`;
-      const result = spawnSync(PYTHON as string, ['-I', '-S', LANDLOCK_LAUNCHER, '--workdir', work, '--', PYTHON as string, '-c', code], {
+      const result = spawnSync(PYTHON as string, ['-I', '-S', '-B', LANDLOCK_LAUNCHER, '--workdir', work, '--', PYTHON as string, '-c', code], {
         encoding: 'utf8',
         timeout: 30_000,
       });

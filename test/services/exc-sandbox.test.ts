@@ -191,7 +191,7 @@ describe('sandboxArgv, landlock view', () => {
   const view = { python: '/usr/bin/python3.11', launcher: '/opt/zino/zino-sandbox.py', abi: 7, groups: [] };
   const base: SandboxState = { mode: 'auto', active: true, reason: '', view: 'landlock', landlock: view, seccomp: Buffer.alloc(8) };
   const launcher =
-    '/usr/bin/python3.11 -I -S /opt/zino/zino-sandbox.py --workdir /tmp/zino-exc-1-a --hide /run/zino --hide /etc/zino/ZINO.toml ' +
+    '/usr/bin/python3.11 -I -S -B /opt/zino/zino-sandbox.py --workdir /tmp/zino-exc-1-a --hide /run/zino --hide /etc/zino/ZINO.toml ' +
     `--hide-prefix ${path.join(tmpdir(), 'zino-exc-')} --grace-ms ${LANDLOCK_GRACE_MS} --seccomp-fd 3`;
 
   it("exc is not root: the launcher in isolated mode, the workdir, every hidden path, the other runs' workdirs, the filter on fd 3, no user switch", () => {

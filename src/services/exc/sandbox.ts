@@ -507,7 +507,7 @@ export function landlockArgv(
   run: Pick<SandboxRun, 'workdir' | 'argv' | 'hidden' | 'user'>,
   extra: { seccompFd?: number; probe?: boolean } = {},
 ): string[] {
-  const args = [view.python, '-I', '-S', view.launcher, '--workdir', run.workdir];
+  const args = [view.python, '-I', '-S', '-B', view.launcher, '--workdir', run.workdir];
   for (const hidden of [...run.hidden.dirs, ...run.hidden.files]) args.push('--hide', hidden);
   args.push('--hide-prefix', path.join(tmpdir(), WORKDIR_PREFIX), '--grace-ms', String(LANDLOCK_GRACE_MS));
   if (extra.seccompFd !== undefined) args.push('--seccomp-fd', String(extra.seccompFd));

@@ -10,7 +10,7 @@ that it runs wherever python3 does, which ZINO requires anyway (docs/decisions.m
 
 Usage (every option before `--`, each at most once unless marked [many]):
 
-    python3 -I -S zino-sandbox.py --workdir DIR [--hide PATH]... [--hide-prefix PREFIX]...
+    python3 -I -S -B zino-sandbox.py --workdir DIR [--hide PATH]... [--hide-prefix PREFIX]...
         [--seccomp-fd FD] [--user UID:GID[:GID,GID...]] [--grace-ms MS] [--probe] [--dry-run]
         -- PROGRAM [ARG...]
 
