@@ -1,5 +1,5 @@
 /**
- * The bubblewrap sandbox: read-only root, private /tmp and /dev/shm of
+ * The sandbox. In bubblewrap: read-only root, private /tmp and /dev/shm of
  * `[exc] max_disk_bytes` each, the working directory, no network connections, no
  * capability, bwrap killed when exc dies, ZINO's own sockets, memory and config hidden.
  *
