@@ -8,8 +8,8 @@
 import { RemoteError, type ChatMessage, type Endpoint, type ErrorFrame } from '../runtime/index.js';
 import type { AGR, AgrEvent, ApprovalRequired, RunDone, RunResult } from '../protocol/agr.js';
 import type { CTX, ContextReply } from '../protocol/ctx.js';
-import type { CallToolResult, EXC, ExcCapabilities, ExecuteResult, ToolsReply, ValidationReply } from '../protocol/exc.js';
-import type { HardMemoryResult, MEM } from '../protocol/mem.js';
+import type { ApprovalsReply, CallToolResult, EXC, ExcCapabilities, ExecuteResult, ToolsReply, ValidationReply } from '../protocol/exc.js';
+import type { HardIndexStatus, HardMemoryResult, MEM } from '../protocol/mem.js';
 import type { ChunkFrame, DoneFrame, RTR, ResponseFrame, RtrCapabilities, Usage } from '../protocol/rtr.js';
 import type { SYS } from '../protocol/sys.js';
 
@@ -114,6 +114,11 @@ export class MemClient {
   async setSoft(content: string, options: CallOptions = {}): Promise<void> {
     await this.endpoint.request('set_soft', { content, ...common(options) }, call(options));
   }
+
+  /** How far the hard memory index is (`building` after a start, then `ready`); searches wait for it. */
+  async status(options: CallOptions = {}): Promise<HardIndexStatus> {
+    return (await this.endpoint.request('status', common(options), call(options))).hard_index;
+  }
 }
 
 /** zino-sys: the rendered system prompt. */
@@ -191,6 +196,21 @@ export class ExcClient {
    */
   callTool(server: string, tool: string, args: Record<string, unknown> = {}, options: CallOptions = {}): Promise<CallToolResult> {
     return this.endpoint.request('call_tool', { server, tool, arguments: args, ...common(options) }, call(options));
+  }
+
+  /**
+   * Answers exc's pending approval `id` directly (the daemon's `approve` forwards here):
+   * `allow` runs the program, `deny` tells the model, with `note` when given. Rejects
+   * with APPROVAL_UNKNOWN, _EXPIRED or _SETTLED.
+   */
+  async approve(id: string, decision: 'allow' | 'deny', options: CallOptions & { note?: string | undefined } = {}): Promise<void> {
+    const note = options.note === undefined ? {} : { note: options.note };
+    await this.endpoint.request('approve', { id, decision, ...note, ...common(options) }, call(options));
+  }
+
+  /** exc's pending approvals, oldest first; with `id`, that one with its whole program. */
+  approvals(options: CallOptions & { id?: string | undefined } = {}): Promise<ApprovalsReply> {
+    return this.endpoint.request('approvals', { ...(options.id === undefined ? {} : { id: options.id }), ...common(options) }, call(options));
   }
 }
 

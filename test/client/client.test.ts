@@ -10,7 +10,7 @@ import { ERROR_CODES, RemoteError, SERVICE_NAMES, ZinoClient, ZinoError, type Do
 import { startMockLlm, type MockLlm } from '../../src/testing/mock-llm/server.js';
 import { PACKAGE_ROOT, writeTestConfig } from '../../src/testing/suite.js';
 import { startSuite, type RunningSuite } from '../../src/testing/up.js';
-import { tempDir } from '../helpers/util.js';
+import { tempDir, waitFor } from '../helpers/util.js';
 import * as examples from './examples.js';
 
 let mock: MockLlm;
@@ -144,6 +144,8 @@ describe('ZinoClient: each service', () => {
     expect(hits[0]).toMatchObject({ id, tag: 'animals' });
     await zino.mem.setSoft('prefers metric units');
     expect(await zino.mem.getSoft()).toBe('prefers metric units');
+    await waitFor(async () => (await zino.mem.status()).state === 'ready', 'the hard memory index ready');
+    expect(await zino.mem.status()).toMatchObject({ state: 'ready', entries: 1 });
   });
 
   it('sys: the prompt, reload, soft memory in the prompt', async () => {
@@ -165,6 +167,11 @@ describe('ZinoClient: each service', () => {
     expect(await zino.exc.validate('python3', 'def broken(:')).toMatchObject({ type: 'validation', ok: false });
     const caps = await zino.exc.capabilities();
     expect(Object.keys(caps.executors)).toEqual(expect.arrayContaining(['bash', 'python3']));
+  });
+
+  it('exc: approvals and approve (nothing pending: every run here is allowed unattended)', async () => {
+    expect(await zino.exc.approvals()).toMatchObject({ type: 'approvals', pending: [] });
+    await expect(zino.exc.approve('no-such-id', 'allow')).rejects.toMatchObject({ code: 'APPROVAL_UNKNOWN' });
   });
 
   it('exc: listTools and callTool (no MCP server configured here; test/services/exc-mcp.test.ts has them)', async () => {

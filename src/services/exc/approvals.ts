@@ -7,7 +7,7 @@
  * of "unknown".
  */
 import { randomBytes } from 'node:crypto';
-import { ZinoError, abortError } from '../../runtime/index.js';
+import { ZinoError, abortError, isAbortError, type Logger } from '../../runtime/index.js';
 import { LISTED_CODE_CHARS, type ApprovalRequired, type McpCallAsked, type PendingApproval } from '../../protocol/exc.js';
 
 /** What a run (or an MCP call) waiting for approval is. */
@@ -175,4 +175,42 @@ function describe({ ask, id, askedAt, expiresAt }: Pending, whole: boolean): Pen
     ...(ask.noSandbox ? { no_sandbox: true } : {}),
     ...(ask.mcp ? { mcp: { server: ask.mcp.server, tool: ask.mcp.tool } } : {}),
   };
+}
+
+/** The request an approval is asked on: how the frame goes up, and when it is gone. */
+export interface AskingRequest {
+  signal: AbortSignal;
+  log: Logger;
+  send(frame: ApprovalRequired): Promise<void>;
+}
+
+/**
+ * Asks a person: opens the approval in `book`, sends its frame up the stream and
+ * waits for the answer or the timeout. When the request goes away first,
+ * `onCancelled` records it and the request's abort error (for the message `what`) is
+ * thrown. `fields` go to the two log lines.
+ */
+export async function askPerson(
+  book: ApprovalBook,
+  ask: ApprovalAsk,
+  request: AskingRequest,
+  what: string,
+  fields: Record<string, unknown>,
+  onCancelled: (approvalId: string) => Promise<void>,
+): Promise<ApprovalOutcome> {
+  const { frame, outcome } = book.open(ask, request.signal);
+  // Settled by the answer, the timeout or the caller leaving, whichever comes first; handled below either way.
+  outcome.catch(() => undefined);
+  request.log.info({ approval_id: frame.id, ...fields, expires_at: frame.expires_at, pending: book.size }, 'approval asked');
+  try {
+    await request.send(frame);
+    const answer = await outcome;
+    request.log.info({ approval_id: frame.id, decision: answer.decision, how: answer.how }, 'approval settled');
+    return answer;
+  } catch (err) {
+    if (!request.signal.aborted && !isAbortError(err)) throw err;
+    request.log.info({ approval_id: frame.id }, 'approval cancelled: the request went away');
+    await onCancelled(frame.id);
+    throw abortError(request.signal, what);
+  }
 }

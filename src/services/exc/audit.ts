@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, open, rename, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { utf8Boundary } from './capture.js';
+import { castToError, type Logger } from '../../runtime/index.js';
 
 /** Bytes of a program the log keeps (its full length and SHA-256 are always there). */
 export const AUDIT_CODE_BYTES = 4096;
@@ -232,4 +233,18 @@ export class AuditLog {
 function describe(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
   return e.code ?? e.message ?? String(err);
+}
+
+/**
+ * Appends `record` to `audit`; when it cannot be written, logs `problem` with the
+ * record's id and `fields` instead. For records of what already happened (a run, a
+ * refusal): a record that allows something is appended with {@link AuditLog.append}
+ * itself, whose failure stops it.
+ */
+export async function recordOrLog(audit: AuditLog, log: Logger, record: AuditRecord, fields: Record<string, unknown>, problem: string): Promise<void> {
+  try {
+    await audit.append(record);
+  } catch (err) {
+    log.error({ err: castToError(err), id: record.id, how: record.how, ...fields }, problem);
+  }
 }

@@ -18,15 +18,38 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** SIGKILLs every process (readable by us) whose environment carries `marker`; returns how many. */
+/** Time between two sweeps of {@link killMarked}. */
+const SWEEP_GAP_MS = 10;
+/** Bound on the sweeps of one {@link killMarked} (a run forking as fast as it is killed). */
+const MAX_SWEEPS = 20;
+
+/**
+ * SIGKILLs every process (readable by us) whose environment carries `marker`;
+ * returns how many. Sweeps /proc until a sweep after the first finds nobody: a
+ * process in the middle of `execve` (a `setsid sleep` that has just left the group)
+ * can show an empty environment to one sweep, and one forked during a sweep is not
+ * in its listing.
+ */
 export async function killMarked(marker: string): Promise<number> {
   const needle = Buffer.from(`${MARKER_VARIABLE}=${marker}\0`);
-  let killed = 0;
+  // A process killed by one sweep may still be listed by the next: counted once.
+  const killed = new Set<number>();
+  for (let sweep = 0; sweep < MAX_SWEEPS; sweep++) {
+    const before = killed.size;
+    await sweepOnce(needle, killed);
+    if (sweep > 0 && killed.size === before) break;
+    await new Promise((resolve) => setTimeout(resolve, SWEEP_GAP_MS));
+  }
+  return killed.size;
+}
+
+/** SIGKILLs the processes carrying `needle`, adding their pids to `killed`. */
+async function sweepOnce(needle: Buffer, killed: Set<number>): Promise<void> {
   let entries: string[];
   try {
     entries = await readdir('/proc');
   } catch {
-    return 0;
+    return;
   }
   await Promise.all(
     entries.map(async (entry) => {
@@ -35,12 +58,11 @@ export async function killMarked(marker: string): Promise<number> {
         const environ = await readFile(`/proc/${entry}/environ`);
         if (environ.includes(needle)) {
           process.kill(Number(entry), 'SIGKILL');
-          killed++;
+          killed.add(Number(entry));
         }
       } catch {
         // Gone, or not ours to read.
       }
     }),
   );
-  return killed;
 }

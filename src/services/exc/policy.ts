@@ -56,25 +56,36 @@ export function matchRule(rules: readonly AllowRule[], code: string): number | u
   return index < 0 ? undefined : index + 1;
 }
 
-/** Decides a host run under `policy`. */
-export function decideHostRun(policy: ApprovalPolicy, facts: HostRunFacts): HostDecision {
-  if (policy.mode === 'deny') {
-    const message = facts.noSandbox
-      ? 'it was not run: no sandbox can be used on this host, so every run is a host run, and host runs are disabled ([approval] mode = "deny"). Tell the user; no code can run here.'
-      : 'it was not run: host runs are disabled here ([approval] mode = "deny"). Run it sandboxed (without "host"; the sandbox can look but not change anything), or tell the user what to run.';
-    return { verdict: 'deny', how: 'policy:deny', message };
-  }
-  const rule = matchRule(policy.rules, facts.code);
+/** Why a run or call was refused outright, in words for the model: by `mode = "deny"`, or by `unattended = "deny"`. */
+interface Refusals {
+  policy: string;
+  unattended: string;
+}
+
+/**
+ * The one order of `[approval]`: `mode = "deny"` refuses; a matching allow rule
+ * (`rule`, 1-based) allows; `mode = "allow"` allows; a caller that relays questions
+ * gets a person asked; otherwise `unattended` decides.
+ */
+function decide(policy: ApprovalPolicy, canAsk: boolean, rule: number | undefined, refusals: Refusals): HostDecision {
+  if (policy.mode === 'deny') return { verdict: 'deny', how: 'policy:deny', message: refusals.policy };
   if (rule !== undefined) return { verdict: 'allow', how: `rule:${rule}` };
   if (policy.mode === 'allow') return { verdict: 'allow', how: 'policy:allow' };
-  if (facts.canAsk) return { verdict: 'ask' };
+  if (canAsk) return { verdict: 'ask' };
   if (policy.unattended === 'allow') return { verdict: 'allow', how: 'unattended:allow' };
-  return {
-    verdict: 'deny',
-    how: 'unattended:deny',
-    message:
+  return { verdict: 'deny', how: 'unattended:deny', message: refusals.unattended };
+}
+
+/** Decides a host run under `policy`. */
+export function decideHostRun(policy: ApprovalPolicy, facts: HostRunFacts): HostDecision {
+  const rule = policy.mode === 'deny' ? undefined : matchRule(policy.rules, facts.code);
+  return decide(policy, facts.canAsk, rule, {
+    policy: facts.noSandbox
+      ? 'it was not run: no sandbox can be used on this host, so every run is a host run, and host runs are disabled ([approval] mode = "deny"). Tell the user; no code can run here.'
+      : 'it was not run: host runs are disabled here ([approval] mode = "deny"). Run it sandboxed (without "host"; the sandbox can look but not change anything), or tell the user what to run.',
+    unattended:
       'it was not run: a host run needs a person to approve it, and this request came from a client that cannot ask one ([approval] unattended = "deny"). Tell the user what you wanted to run and why, so they can run it or ask again from a terminal.',
-  };
+  });
 }
 
 /** What the model reads when a person denied the run, or nobody answered in time. */
@@ -94,23 +105,12 @@ export function personDenial(how: 'denied' | 'timeout', note: string | undefined
  */
 export function decideMcpCall(policy: ApprovalPolicy, facts: { canAsk: boolean; call: string; server: string }): HostDecision {
   const trust = `an operator can let its server's tools run without approval with trusted = true in [mcp.servers.${facts.server}]`;
-  if (policy.mode === 'deny') {
-    return {
-      verdict: 'deny',
-      how: 'policy:deny',
-      message: `${facts.call} was not called: it may change things on the host, and host actions are disabled here ([approval] mode = "deny"; ${trust}). Use a read-only tool, or tell the user what you wanted to do.`,
-    };
-  }
-  if (policy.mode === 'allow') return { verdict: 'allow', how: 'policy:allow' };
-  if (facts.canAsk) return { verdict: 'ask' };
-  if (policy.unattended === 'allow') return { verdict: 'allow', how: 'unattended:allow' };
-  return {
-    verdict: 'deny',
-    how: 'unattended:deny',
-    message:
+  return decide(policy, facts.canAsk, undefined, {
+    policy: `${facts.call} was not called: it may change things on the host, and host actions are disabled here ([approval] mode = "deny"; ${trust}). Use a read-only tool, or tell the user what you wanted to do.`,
+    unattended:
       `${facts.call} was not called: it may change things on the host, so a person must approve it, and this request came from a client that cannot ask one ` +
       `([approval] unattended = "deny"; ${trust}). Tell the user what you wanted to do and why, so they can do it or ask again from a terminal.`,
-  };
+  });
 }
 
 /** What the model reads when a person denied an MCP call, or nobody answered in time. */

@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { ZinoError, abortError, castToError, isAbortError, type HandlerContext } from '../../runtime/index.js';
 import type { ApprovalRequired, ExecuteResult } from '../../protocol/exc.js';
-import type { ApprovalBook, ApprovalOutcome } from './approvals.js';
-import { codeFields, type AuditHow, type AuditLog, type ProgramAuditRecord } from './audit.js';
+import { askPerson, type ApprovalBook } from './approvals.js';
+import { codeFields, recordOrLog, type AuditHow, type AuditLog, type ProgramAuditRecord } from './audit.js';
 import type { ExecuteOutcome } from './execute.js';
 import type { Executor } from './executors.js';
 import type { HostRunner } from './host.js';
@@ -64,7 +64,10 @@ export async function supervise(deps: SupervisorDeps, job: ExecuteJob, ctx: Hand
   } else if (decision.verdict === 'allow') {
     how = decision.how;
   } else {
-    const answer = await askPerson(deps, job, noSandbox, base, ctx);
+    const ask = { executor: job.executor.name, code: job.code, reason: job.reason, requestId: ctx.requestId, channelId: job.channelId, noSandbox };
+    const answer = await askPerson(deps.book, ask, ctx, 'execute', { executor: ask.executor }, (approvalId) =>
+      recordDecision(deps, ctx, { ...base, approval_id: approvalId, decision: 'deny', how: 'cancelled' }),
+    );
     approval = { approval_id: answer.id, ...(answer.note === undefined ? {} : { note: answer.note }) };
     if (answer.decision === 'deny') {
       await recordDecision(deps, ctx, { ...base, ...approval, decision: 'deny', how: answer.how });
@@ -88,34 +91,6 @@ export async function supervise(deps: SupervisorDeps, job: ExecuteJob, ctx: Hand
     if (ctx.signal.aborted) return Promise.reject(abortError(ctx.signal, 'execute'));
     return runner({ decisionId: base.id, executor: job.executor, code: job.code, codeSha256: base.code_sha256, requestId: ctx.requestId }, ctx.signal);
   });
-}
-
-/** Asks for approval and waits; a cancelled request is recorded and rethrown. */
-async function askPerson(
-  deps: SupervisorDeps,
-  job: ExecuteJob,
-  noSandbox: boolean,
-  base: Base,
-  ctx: HandlerContext<ApprovalRequired>,
-): Promise<ApprovalOutcome> {
-  const { frame, outcome } = deps.book.open(
-    { executor: job.executor.name, code: job.code, reason: job.reason, requestId: ctx.requestId, channelId: job.channelId, noSandbox },
-    ctx.signal,
-  );
-  // Settled by the answer, the timeout or the caller leaving, whichever comes first; handled below either way.
-  outcome.catch(() => undefined);
-  ctx.log.info({ approval_id: frame.id, executor: frame.executor, expires_at: frame.expires_at, pending: deps.book.size }, 'approval asked');
-  try {
-    await ctx.send(frame);
-    const answer = await outcome;
-    ctx.log.info({ approval_id: frame.id, decision: answer.decision, how: answer.how }, 'approval settled');
-    return answer;
-  } catch (err) {
-    if (!ctx.signal.aborted && !isAbortError(err)) throw err;
-    ctx.log.info({ approval_id: frame.id }, 'approval cancelled: the request went away');
-    await recordDecision(deps, ctx, { ...base, approval_id: frame.id, decision: 'deny', how: 'cancelled' });
-    throw abortError(ctx.signal, 'execute');
-  }
 }
 
 /** Runs, then records the run; the record of a run that happened is best effort (the run already happened). */
@@ -165,26 +140,19 @@ async function run(
   return { ...reply, decision: how };
 }
 
-async function recordRun(deps: SupervisorDeps, ctx: HandlerContext<ApprovalRequired>, record: Omit<ProgramAuditRecord, 'time' | 'event'>): Promise<void> {
-  try {
-    await deps.audit.append({ time: now(), event: 'run', ...record });
-  } catch (err) {
-    ctx.log.error(
-      { err: castToError(err), id: record.id, how: record.how, code_sha256: record.code_sha256 },
-      'run not recorded: the audit log cannot be written',
-    );
-  }
+function recordRun(deps: SupervisorDeps, ctx: HandlerContext<ApprovalRequired>, record: Omit<ProgramAuditRecord, 'time' | 'event'>): Promise<void> {
+  return recordOrLog(
+    deps.audit,
+    ctx.log,
+    { time: now(), event: 'run', ...record },
+    { code_sha256: record.code_sha256 },
+    'run not recorded: the audit log cannot be written',
+  );
 }
 
-async function recordDecision(deps: SupervisorDeps, ctx: HandlerContext<ApprovalRequired>, record: Omit<ProgramAuditRecord, 'time' | 'event'>): Promise<void> {
-  try {
-    await deps.audit.append({ time: now(), event: 'decision', ...record });
-  } catch (err) {
-    ctx.log.error(
-      { err: castToError(err), id: record.id, how: record.how, code_sha256: record.code_sha256 },
-      'refusal not recorded: the audit log cannot be written',
-    );
-  }
+function recordDecision(deps: SupervisorDeps, ctx: HandlerContext<ApprovalRequired>, record: Omit<ProgramAuditRecord, 'time' | 'event'>): Promise<void> {
+  const problem = 'refusal not recorded: the audit log cannot be written';
+  return recordOrLog(deps.audit, ctx.log, { time: now(), event: 'decision', ...record }, { code_sha256: record.code_sha256 }, problem);
 }
 
 function now(): string {

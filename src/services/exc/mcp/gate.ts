@@ -15,8 +15,8 @@
 import { randomUUID } from 'node:crypto';
 import { ZinoError, abortError, castToError, isAbortError, type Logger } from '../../../runtime/index.js';
 import type { ApprovalRequired, CallToolResult, McpContent, McpToolAnnotations } from '../../../protocol/exc.js';
-import type { ApprovalBook, ApprovalOutcome } from '../approvals.js';
-import { argumentFields, type AuditHow, type AuditLog, type McpAuditRecord } from '../audit.js';
+import { askPerson, type ApprovalBook } from '../approvals.js';
+import { argumentFields, recordOrLog, type AuditHow, type AuditLog, type McpAuditRecord } from '../audit.js';
 import { decideMcpCall, mcpPersonDenial, type ApprovalPolicy } from '../policy.js';
 
 /** Why a call may run without `[approval]`, or that the policy decides it. */
@@ -109,7 +109,18 @@ export async function gateMcpCall(
   } else if (decision.verdict === 'allow') {
     how = decision.how;
   } else {
-    const answer = await askPerson(deps, call, base, ctx);
+    const ask = {
+      executor: call.name,
+      code: JSON.stringify(call.arguments, null, 2),
+      reason: '',
+      requestId: ctx.requestId,
+      channelId: call.channelId,
+      noSandbox: false,
+      mcp: { server: call.server, tool: call.tool },
+    };
+    const answer = await askPerson(deps.book, ask, ctx, 'call_tool', { server: call.server, tool: call.tool }, (approvalId) =>
+      record(deps, ctx, 'decision', { ...base, approval_id: approvalId, decision: 'deny', how: 'cancelled' }),
+    );
     approval = { approval_id: answer.id, ...(answer.note === undefined ? {} : { note: answer.note }) };
     if (answer.decision === 'deny') {
       await record(deps, ctx, 'decision', { ...base, ...approval, decision: 'deny', how: answer.how });
@@ -131,36 +142,6 @@ export async function gateMcpCall(
     );
   }
   return perform(deps, { ...base, ...approval }, 'approved', how, ctx, run);
-}
-
-/** Asks for approval and waits; a cancelled request is recorded and rethrown. */
-async function askPerson(deps: McpGateDeps, call: McpCallFacts, base: Base, ctx: McpGateContext): Promise<ApprovalOutcome> {
-  const { frame, outcome } = deps.book.open(
-    {
-      executor: call.name,
-      code: JSON.stringify(call.arguments, null, 2),
-      reason: '',
-      requestId: ctx.requestId,
-      channelId: call.channelId,
-      noSandbox: false,
-      mcp: { server: call.server, tool: call.tool },
-    },
-    ctx.signal,
-  );
-  // Settled by the answer, the timeout or the caller leaving, whichever comes first; handled below either way.
-  outcome.catch(() => undefined);
-  ctx.log.info({ approval_id: frame.id, server: call.server, tool: call.tool, expires_at: frame.expires_at, pending: deps.book.size }, 'approval asked');
-  try {
-    await ctx.send(frame);
-    const answer = await outcome;
-    ctx.log.info({ approval_id: frame.id, decision: answer.decision, how: answer.how }, 'approval settled');
-    return answer;
-  } catch (err) {
-    if (!ctx.signal.aborted && !isAbortError(err)) throw err;
-    ctx.log.info({ approval_id: frame.id }, 'approval cancelled: the request went away');
-    await record(deps, ctx, 'decision', { ...base, approval_id: frame.id, decision: 'deny', how: 'cancelled' });
-    throw abortError(ctx.signal, 'call_tool');
-  }
 }
 
 /** Makes the call, then records it; the record of a call that happened is best effort (it already happened). */
@@ -209,15 +190,9 @@ function refused(ctx: McpGateContext, call: McpCallFacts, how: AuditHow, message
   return { type: 'tool_result', content: [{ type: 'text', text: message }], is_error: true, approval: 'refused', decision: how };
 }
 
-async function record(deps: McpGateDeps, ctx: McpGateContext, event: 'decision' | 'run', fields: Omit<McpAuditRecord, 'time' | 'event'>): Promise<void> {
-  try {
-    await deps.audit.append({ time: now(), event, ...fields });
-  } catch (err) {
-    ctx.log.error(
-      { err: castToError(err), id: fields.id, how: fields.how, server: fields.server, tool: fields.tool },
-      `mcp tool ${event === 'run' ? 'call' : 'refusal'} not recorded: the audit log cannot be written`,
-    );
-  }
+function record(deps: McpGateDeps, ctx: McpGateContext, event: 'decision' | 'run', fields: Omit<McpAuditRecord, 'time' | 'event'>): Promise<void> {
+  const problem = `mcp tool ${event === 'run' ? 'call' : 'refusal'} not recorded: the audit log cannot be written`;
+  return recordOrLog(deps.audit, ctx.log, { time: now(), event, ...fields }, { server: fields.server, tool: fields.tool }, problem);
 }
 
 function now(): string {
