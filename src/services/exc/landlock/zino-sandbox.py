@@ -28,7 +28,8 @@ Usage (every option before `--`, each at most once unless marked [many]):
                        still running after MS milliseconds (default 1000).
   --probe              print "landlock=ABI python=EXECUTABLE" on stdout before running the
                        program (exc's probe at start: sandbox.ts).
-  --dry-run            print the rules ("RIGHTS PATH" lines) and exit 0; nothing applied.
+  --dry-run            print "abi N", then the rules ("RIGHTS PATH" lines), and exit 0;
+                       nothing applied (N is 0 where the kernel has no Landlock).
 
 Exit status: the program's (128 + N when signal N ended it, as a shell reports it);
 125 when the launcher itself fails (usage, Landlock missing or older than ABI 6,
@@ -515,7 +516,12 @@ def supervise(program, grace_ms, nested_scopes):
 
 def main(argv):
     opts, program = parse(argv)
-    abi = landlock_abi()
+    try:
+        abi = landlock_abi()
+    except Failure:
+        if not opts["dry_run"]:
+            raise
+        abi = 0  # a plan needs no Landlock: the rights of ABI 1
     fs = handled_fs(abi)
     rules = plan_rules(opts["workdir"], opts["hide"], opts["hide_prefix"], fs)
     if opts["dry_run"]:
