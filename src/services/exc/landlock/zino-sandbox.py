@@ -214,14 +214,12 @@ def parse(argv):
 
 def parse_user(text):
     parts = text.split(":")
-    try:
-        if len(parts) not in (2, 3):
-            raise ValueError
-        uid, gid = int(parts[0]), int(parts[1])
-        groups = [int(g) for g in parts[2].split(",") if g != ""] if len(parts) == 3 else []
-    except ValueError:
-        raise Failure("--user must be UID:GID[:GID,...], got %r" % text)
-    return uid, gid, groups
+    groups = [g for g in parts[2].split(",") if g != ""] if len(parts) == 3 else []
+    # Digits only: -1 would mean "unchanged" to setresuid, and so stay root.
+    numbers = parts[:2] + groups
+    if len(parts) not in (2, 3) or not all(n.isdigit() and 0 < int(n) < 2**32 - 1 for n in numbers):
+        raise Failure("--user must be UID:GID[:GID,...] (not root, not -1), got %r" % text)
+    return int(parts[0]), int(parts[1]), [int(g) for g in groups]
 
 
 # --- the allowlist walk ------------------------------------------------------
