@@ -132,7 +132,7 @@ export interface ExecuteResult {
   validation?: { ok: false; errors: string };
   /** ZINO extra: wall time in milliseconds. */
   duration_ms?: number;
-  /** ZINO extra: whether the code ran in the bubblewrap sandbox. */
+  /** ZINO extra: whether the code ran in the sandbox (bubblewrap or the Landlock launcher). */
   sandboxed?: boolean;
   /** ZINO extra: how the run was allowed, as in the audit log (`sandboxed`, `approved`, `policy:allow`, `rule:2`, …). */
   decision?: string;
@@ -169,8 +169,8 @@ export interface ExcCapabilities {
   executors: Record<string, ExecutorInfo>;
   /** Execution timeout in seconds. */
   timeout: number;
-  /** ZINO extra: the configured mode, whether bubblewrap is used, and why not. */
-  sandbox: { mode: 'auto' | 'bwrap' | 'none'; active: boolean; reason: string };
+  /** ZINO extra: the configured mode, whether runs are sandboxed, in which view of the host (when active), and why. */
+  sandbox: { mode: 'auto' | 'bwrap' | 'landlock' | 'none'; active: boolean; view?: 'host' | 'private' | 'landlock'; reason: string };
   /** ZINO extra. */
   max_output_bytes: number;
   /**

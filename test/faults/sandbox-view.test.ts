@@ -5,8 +5,8 @@
  * log the service may read), and still cannot connect anywhere, send a datagram,
  * signal or look into another process, or leave anything running. Each point is
  * checked against the host's own view, taken by this test outside the sandbox.
- * Where something the host view needs is missing, `auto` falls back to the private
- * view and says why.
+ * Where something the host view needs is missing, `auto` falls back to the
+ * landlock view (else the private view) and says why.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -292,32 +292,54 @@ describe.runIf(HOST_VIEW)('the sandbox shows the host as it is (exc as root)', (
 });
 
 describe.runIf(ROOT && (detectSandbox('auto').active || process.env.CI !== undefined))(
-  'when the host view cannot be had, auto says why and falls back to the private view',
+  'when the host view cannot be had, auto says why and falls back to the landlock view, else the private view',
   () => {
-    it('without setpriv: the private view as nobody, and capabilities says why', async () => {
-      // Outside /tmp and open: bwrap runs from it as nobody.
+    /** An exc whose PATH holds only `tools` (no setpriv: no host view), from a directory outside /tmp and open (bwrap runs from it as nobody). */
+    async function withOnly<T>(tools: string[], body: (exc: StartedService) => Promise<T>): Promise<T> {
       const dir = mkdtempSync('/var/tmp/zview-nosetpriv-');
       chmodSync(dir, 0o755);
-      const cleanup = (): void => rmSync(dir, { recursive: true, force: true });
       let exc: StartedService | undefined;
       try {
         const bin = path.join(dir, 'bin');
         mkdirSync(bin);
-        for (const tool of ['bash', 'python3', 'bwrap', 'sh', 'shellcheck']) {
+        for (const tool of tools) {
           const found = ['/usr/bin', '/bin', '/usr/local/bin'].map((d) => path.join(d, tool)).find((p) => existsSync(p));
           if (found) symlinkSync(found, path.join(bin, tool));
         }
         const { file } = writeTestConfig(dir, { exc: { sandbox: 'auto' } });
         exc = await startService('exc', file, { env: { PATH: bin } });
-        expect(await request(exc.socket, { type: 'capabilities' })).toMatchObject({
-          sandbox: { active: true, reason: expect.stringContaining('private view (no host view: setpriv (util-linux) is not installed)') as unknown },
-        });
-        const out = await inside(exc, 'import os\nprint(os.getuid(), [l.split(":")[0].strip() for l in open("/proc/net/dev").readlines()[2:]])', 'python3');
-        expect(out).toBe("65534 ['lo']\n");
+        return await body(exc);
       } finally {
         await exc?.stop();
-        cleanup();
+        rmSync(dir, { recursive: true, force: true });
       }
+    }
+    const interfaces = "awk -F: 'NR > 2 {print $1}' /proc/net/dev | tr -d ' '";
+
+    it.runIf(detectSandbox('landlock').active)('without setpriv: the landlock view, each run a uid of its own, and capabilities says why', async () => {
+      await withOnly(['bash', 'python3', 'bwrap', 'sh', 'shellcheck', 'id', 'awk', 'tr'], async (exc) => {
+        expect(await request(exc.socket, { type: 'capabilities' })).toMatchObject({
+          sandbox: { active: true, view: 'landlock', reason: expect.stringContaining('(no host view: setpriv (util-linux) is not installed)') as unknown },
+        });
+        const [uid, ...names] = lines(await inside(exc, `id -u; ${interfaces}`));
+        expect(isRunUid(Number(uid))).toBe(true);
+        expect(names).toEqual(lines(onHost(interfaces)));
+      });
+    });
+
+    it('without setpriv nor python3: the private view as nobody, and capabilities says why', async () => {
+      await withOnly(['bash', 'bwrap', 'sh', 'shellcheck', 'id', 'awk', 'tr'], async (exc) => {
+        expect(await request(exc.socket, { type: 'capabilities' })).toMatchObject({
+          sandbox: {
+            active: true,
+            view: 'private',
+            reason: expect.stringContaining(
+              'private view (no host view: setpriv (util-linux) is not installed; no landlock view: python3 is not installed)',
+            ) as unknown,
+          },
+        });
+        expect(await inside(exc, `id -u; ${interfaces}`)).toBe('65534\nlo\n');
+      });
     });
 
     it('on an architecture without a seccomp filter: the private view, and the reason names it', () => {

@@ -1,13 +1,16 @@
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/runtime/index.js';
 import { RUN_UID_BASE, RUN_UID_END, RUN_UID_SLOTS, RunUsers, isRunUid, runUidOwner } from '../../src/services/exc/run-users.js';
 import {
   HOST_SERVICE_SOCKETS,
+  LANDLOCK_GRACE_MS,
   SANDBOX_UID,
   analysisUser,
   hiddenPaths,
+  landlockArgv,
   logGroups,
   reachableBy,
   sandboxArgv,
@@ -82,6 +85,20 @@ describe('hiddenPaths', () => {
   it('skips paths that do not exist or sit under /tmp', () => {
     const { config } = resolveConfig({}, { file: null, baseDir: '/tmp/x', env: {}, dir: '/tmp/zino-nowhere' });
     expect(hiddenPaths(config, '/tmp/zino-nowhere/ZINO.toml', undefined, 0, NONE)).toEqual({ dirs: [], files: [] });
+  });
+
+  it("keeps paths under /tmp when the sandbox shares the host's /tmp (the landlock view)", () => {
+    const tmp = mkdtempSync('/tmp/zino-hidden-');
+    try {
+      mkdirSync(path.join(tmp, 'run'));
+      writeFileSync(path.join(tmp, 'ZINO.toml'), '');
+      const { config } = resolveConfig({}, { file: null, baseDir: tmp, env: {}, dir: tmp });
+      const configFile = path.join(tmp, 'ZINO.toml');
+      expect(hiddenPaths(config, configFile, undefined, 0, NONE)).toEqual({ dirs: [], files: [] });
+      expect(hiddenPaths(config, configFile, undefined, 0, NONE, true)).toEqual({ dirs: [path.join(tmp, 'run')], files: [configFile] });
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   });
 
   it('skips, for the sandbox user, paths a directory above them keeps it out of (bwrap as that user could not mount over them)', () => {
@@ -166,6 +183,41 @@ describe('sandboxArgv', () => {
     expect(bare).toContain('--clear-groups');
     // The host view never runs a program as root: it needs the run's user.
     expect(() => sandboxArgv(state, run)).toThrow(/run user/);
+  });
+});
+
+describe('sandboxArgv, landlock view', () => {
+  const run = { workdir: '/tmp/zino-exc-1-a', argv: ['bash', 'code.sh'], hidden: { dirs: ['/run/zino'], files: ['/etc/zino/ZINO.toml'] }, maxDiskBytes: 4096 };
+  const view = { python: '/usr/bin/python3.11', launcher: '/opt/zino/zino-sandbox.py', abi: 7, groups: [] };
+  const base: SandboxState = { mode: 'auto', active: true, reason: '', view: 'landlock', landlock: view, seccomp: Buffer.alloc(8) };
+  const launcher =
+    '/usr/bin/python3.11 -I -S -B /opt/zino/zino-sandbox.py --workdir /tmp/zino-exc-1-a --hide /run/zino --hide /etc/zino/ZINO.toml ' +
+    `--hide-prefix ${path.join(tmpdir(), 'zino-exc-')} --grace-ms ${LANDLOCK_GRACE_MS} --seccomp-fd 3`;
+
+  it("exc is not root: the launcher in isolated mode, the workdir, every hidden path, the other runs' workdirs, the filter on fd 3, no user switch", () => {
+    expect(sandboxArgv(base, run).join(' ')).toBe(`${launcher} -- bash code.sh`);
+    // Its grace is shorter than exc's, so the launcher ends what left the group before exc SIGKILLs the group.
+    expect(LANDLOCK_GRACE_MS).toBeLessThan(2000);
+  });
+
+  it("exc is root: the run's uid, gid and the log groups, and never without a run user", () => {
+    const state: SandboxState = {
+      ...base,
+      landlock: {
+        ...view,
+        users: new RunUsers(1),
+        groups: [
+          { name: 'adm', gid: 4 },
+          { name: 'systemd-journal', gid: 999 },
+        ],
+      },
+    };
+    const user = { uid: RUN_UID_BASE + 32, gid: RUN_UID_BASE + 32 };
+    expect(sandboxArgv(state, { ...run, user }).join(' ')).toBe(`${launcher} --user 1879048224:1879048224:4,999 -- bash code.sh`);
+    expect(() => sandboxArgv(state, run)).toThrow(/run user/);
+    expect(landlockArgv(view, { ...run, user }, { seccompFd: 0, probe: true }).join(' ')).toContain(
+      '--seccomp-fd 0 --user 1879048224:1879048224: --probe -- bash',
+    );
   });
 });
 

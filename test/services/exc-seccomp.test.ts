@@ -103,6 +103,30 @@ describe.each(Object.keys(ARCHITECTURES))('the seccomp filter on %s', (arch) => 
   });
 });
 
+describe.each(Object.keys(ARCHITECTURES))("the landlock view's filter (unixSockets: false) on %s", (arch) => {
+  const { audit, nr } = ARCHITECTURES[arch]!;
+  const filter = seccompFilter(arch, { unixSockets: false });
+  const call = (n: number, args: number[] = []): number => decide(filter, audit, n, args);
+  const SOCKETPAIR: Record<string, number> = { x64: 53, arm64: 199 };
+
+  it('refuses unix sockets too, and keeps everything else of the filter', () => {
+    expect(call(nr.socket, [AF_UNIX, 1, 0])).toBe(errno(EACCES));
+    expect(call(nr.socket, [AF_INET, 1, 0])).toBe(errno(EACCES));
+    for (const protocol of [NETLINK_ROUTE, NETLINK_SOCK_DIAG, NETLINK_GENERIC]) expect(call(nr.socket, [AF_NETLINK, 3, protocol])).toBe(SECCOMP_RET_ALLOW);
+    expect(call(nr.unshare, [CLONE_NEWUSER])).toBe(errno(EPERM));
+    expect(call(nr.io_uring_setup)).toBe(errno(ENOSYS));
+  });
+
+  it('lets socketpair through: a connected pair reaches nobody else', () => {
+    expect(call(SOCKETPAIR[arch]!, [AF_UNIX, 1, 0])).toBe(SECCOMP_RET_ALLOW);
+  });
+
+  it('is the default filter but for that one rule', () => {
+    expect(filter.length).toBe(seccompFilter(arch).length - 8);
+    expect(seccompFilter(arch, { unixSockets: true })).toEqual(seccompFilter(arch));
+  });
+});
+
 describe('the seccomp filter on x86_64 only', () => {
   it('kills a process that makes an x32 system call', () => {
     const { audit, nr } = ARCHITECTURES.x64!;

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -280,13 +280,19 @@ describe('exc sandbox', () => {
   it('refuses to execute when the sandbox is required but bubblewrap is missing, and falls back under auto', async () => {
     const { dir: binRoot, cleanup } = tempDir('zbin');
     try {
-      // A PATH with bash and python3 but no bwrap.
-      const bin = path.join(binRoot, 'bin');
-      mkdirSync(bin);
-      for (const tool of ['bash', 'python3', 'shellcheck']) {
-        const found = ['/usr/bin', '/bin', '/usr/local/bin'].map((d) => path.join(d, tool)).find((p) => existsSync(p));
-        if (found) symlinkSync(found, path.join(bin, tool));
-      }
+      // A PATH with bash and python3 but no bwrap; and one with bash alone.
+      const link = (bin: string, tools: string[]): string => {
+        mkdirSync(bin);
+        for (const tool of tools) {
+          const found = ['/usr/bin', '/bin', '/usr/local/bin'].map((d) => path.join(d, tool)).find((p) => existsSync(p));
+          if (found) symlinkSync(found, path.join(bin, tool));
+        }
+        return bin;
+      };
+      // Open: in the landlock view the program runs as a run uid, which looks its command up in this PATH.
+      chmodSync(binRoot, 0o755);
+      const bin = link(path.join(binRoot, 'bin'), ['bash', 'python3', 'shellcheck']);
+      const bashOnly = link(path.join(binRoot, 'bash-only'), ['bash']);
       const required = await exc({ exc: { sandbox: 'bwrap' } }, { PATH: bin });
       expect(await request(required.service.socket, { type: 'capabilities' })).toMatchObject({
         sandbox: { mode: 'bwrap', active: false, reason: '[exc] sandbox = "bwrap" but bubblewrap (bwrap) is not installed' },
@@ -295,9 +301,21 @@ describe('exc sandbox', () => {
         code: 'NOT_CONFIGURED',
         message: '[exc] sandbox = "bwrap" but bubblewrap (bwrap) is not installed',
       });
-      const auto = await exc({ exc: { sandbox: 'auto' } }, { PATH: bin });
+      if (detectSandbox('landlock').active) {
+        // Landlock needs no bubblewrap: auto takes that view.
+        const landlock = await exc({ exc: { sandbox: 'auto' } }, { PATH: bin });
+        expect(await request(landlock.service.socket, { type: 'capabilities' })).toMatchObject({
+          sandbox: { mode: 'auto', active: true, view: 'landlock' },
+        });
+        expect(await run(landlock.service, 'bash', 'echo hi')).toMatchObject({ stdout: 'hi\n', sandboxed: true });
+      }
+      const auto = await exc({ exc: { sandbox: 'auto' } }, { PATH: bashOnly });
       expect(await request(auto.service.socket, { type: 'capabilities' })).toMatchObject({
-        sandbox: { mode: 'auto', active: false, reason: 'running without a sandbox: bubblewrap (bwrap) is not installed' },
+        sandbox: {
+          mode: 'auto',
+          active: false,
+          reason: 'running without a sandbox: bubblewrap (bwrap) is not installed; no landlock view: python3 is not installed',
+        },
       });
       expect(await run(auto.service, 'bash', 'echo hi')).toMatchObject({ stdout: 'hi\n', sandboxed: false });
     } finally {

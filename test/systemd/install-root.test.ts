@@ -11,7 +11,7 @@ import { parse } from 'smol-toml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_UNITS, SERVICE_UNITS } from '../../src/deploy/layout.js';
 import { resolveConfig } from '../../src/runtime/index.js';
-import { CLI_PATH } from '../../src/testing/paths.js';
+import { CLI_PATH, PACKAGE_ROOT } from '../../src/testing/paths.js';
 import { tempDir } from '../helpers/util.js';
 import { RUN_ANALYZE, analyze, provideSystemPieces, readUnit, words } from './helpers.js';
 
@@ -89,6 +89,11 @@ describe('install-systemd into a temp root', { timeout: 300_000 }, () => {
     expect(modules).not.toContain('typescript');
     const version = spawnSync(process.execPath, [path.join(root, PREFIX, 'dist/bundle/zino.js'), '--version'], { encoding: 'utf8' });
     expect(version.status, version.stderr).toBe(0);
+  });
+
+  it("installs what the compiled code reads beside itself: the landlock view's launcher", () => {
+    const launcher = path.join(root, PREFIX, 'dist/src/services/exc/landlock/zino-sandbox.py');
+    expect(readFileSync(launcher, 'utf8')).toBe(readFileSync(path.join(PACKAGE_ROOT, 'src/services/exc/landlock/zino-sandbox.py'), 'utf8'));
   });
 
   it.runIf(RUN_ANALYZE)('passes systemd-analyze verify --root with the installed paths', () => {

@@ -67,12 +67,12 @@ export const KEY_NOTES: Readonly<Record<string, string>> = {
   'limits.max_connections':
     'A new connection past it closes the oldest one whose request has not arrived in full (one that has sent nothing first; a partly sent one gets `OVERLOADED`), so idle or trickling connections cannot lock out ping. Only when every connection is being answered is the new one refused with `OVERLOADED`.',
   'exc.sandbox':
-    '`"auto"`: in bubblewrap when it is installed and usable, else directly; `"bwrap"`: in bubblewrap, refusing to run code without it; `"none"`: directly.',
+    '`"auto"`: the truthful view this machine can give (exc as root: bubblewrap\'s host view; not root, or no host view: the Landlock view), else bubblewrap\'s private view, else directly; `"bwrap"`: in bubblewrap (host view as root, else private view), refusing to run code without it; `"landlock"`: the Landlock view (Linux 6.12+, python3; no bubblewrap needed; as root each run gets a uid of its own), refusing to run code without it; `"none"`: directly. `capabilities` says which view and why: see [security.md](security.md#the-exc-sandbox).',
   'exc.audit_log':
     'One JSON object a line for every run, sandboxed or on the host, and every host-run decision, written (and fsynced) before the run: see [operations.md](operations.md#audit-log). Created 0600 in a 0700 directory when missing; hidden from sandboxed code. Replaced by `DIR/data/audit.jsonl` under `--dir DIR` / `$ZINO_DIR`. `zino audit` prints it.',
   'exc.audit_max_bytes': 'One rotated file is kept, so the log takes at most about twice this on disk.',
   'approval.mode':
-    'A host run is one the model asks for (`"host": true`), or any run when no sandbox can be used (`[exc] sandbox = "none"`, or no bubblewrap). Sandboxed runs never need approval. A call of an MCP tool not annotated read-only, on a server that is not `trusted`, is decided the same way. See [security.md](security.md).',
+    'A host run is one the model asks for (`"host": true`), or any run when no sandbox can be used (`[exc] sandbox = "none"`, or `"auto"` where no view can be set up). Sandboxed runs never need approval. A call of an MCP tool not annotated read-only, on a server that is not `trusted`, is decided the same way. See [security.md](security.md).',
   'approval.unattended':
     'A caller that did not send `"approvals": true` (every client of the original protocol, `zino ask` without a terminal) cannot answer an approval.',
   'approval.allow_rules':

@@ -14,8 +14,8 @@ export const SERVICE_NAMES = ['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx'
 /** One of the seven services. */
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
-/** Where `[exc]` runs code: inside bubblewrap, directly, or bubblewrap when installed. */
-export type SandboxMode = 'auto' | 'bwrap' | 'none';
+/** Where `[exc]` runs code: the best sandbox this machine has, bubblewrap, the Landlock launcher, or directly. */
+export type SandboxMode = 'auto' | 'bwrap' | 'landlock' | 'none';
 
 /** What `[approval] mode` does with a host run: ask a person, allow it, or refuse it. */
 export type ApprovalMode = 'ask' | 'allow' | 'deny';
@@ -390,7 +390,7 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
       max: 1024 * 1024 * MiB,
       doc: 'Bound on what one run may write: working dir, and sandboxed /tmp and /dev/shm each (bytes)',
     },
-    sandbox: { kind: 'string', default: 'auto', choices: ['auto', 'bwrap', 'none'], doc: 'Sandbox: "auto", "bwrap" or "none"' },
+    sandbox: { kind: 'string', default: 'auto', choices: ['auto', 'bwrap', 'landlock', 'none'], doc: 'Sandbox: "auto", "bwrap", "landlock" or "none"' },
     audit_log: {
       kind: 'path',
       default: '',

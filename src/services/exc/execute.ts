@@ -50,10 +50,12 @@ export async function execute(
 ): Promise<ExecuteOutcome> {
   const started = performance.now();
   const fileName = codeFileName(executor);
-  const sandboxed = !onHost && deps.sandbox.active && deps.sandbox.bwrap !== undefined;
-  // The sandboxed program (and its static analysis) runs, in the host view, as a uid of the run's own (run-users.ts); in the
-  // private view under a root exc as `nobody`. That user owns its working directory. A host run runs as exc's own user.
-  const runUser = sandboxed && deps.sandbox.host ? await deps.sandbox.host.users.acquire(signal) : undefined;
+  const sandboxed = !onHost && deps.sandbox.active;
+  // The sandboxed program (and its static analysis) runs, in the host view and the landlock view of a root exc, as a uid of
+  // the run's own (run-users.ts); in the private view under a root exc as `nobody`. That user owns its working directory.
+  // A host run, and a landlock-view run of an exc that is not root, runs as exc's own user.
+  const users = deps.sandbox.host?.users ?? deps.sandbox.landlock?.users;
+  const runUser = sandboxed && users ? await users.acquire(signal) : undefined;
   const account = onHost && !sandboxed ? hostAs : undefined;
   const runAs = runUser
     ? { uid: runUser.uid, gid: runUser.gid }
@@ -76,14 +78,14 @@ export async function execute(
       argv: sandboxed ? sandboxArgv(deps.sandbox, { workdir, argv, hidden: deps.hidden(), maxDiskBytes: maxDisk, user: runAs }) : argv,
       cwd: workdir,
       env: programEnv(workdir, marker, user),
-      // In the host view bwrap runs as root and setpriv switches the program to the run's user.
+      // In the host view bwrap runs as root and setpriv switches the program to the run's user; in the landlock view the launcher does.
       ...(runAs && !runUser ? { runAs } : {}),
       timeoutMs: deps.config.exc.timeout * 1000,
       maxOutputBytes: deps.config.exc.max_output_bytes,
       signal,
       marker,
       disk: { dir: workdir, bytes: maxDisk, prlimit: deps.prlimit },
-      // The seccomp filter for bwrap's --seccomp, and, in the host view, the end of everything the run's uid still runs.
+      // The seccomp filter for bwrap's (or the launcher's) --seccomp, and, with a run uid, the end of everything it still runs.
       fd3: sandboxed ? deps.sandbox.seccomp : undefined,
       killRest: runUser ? () => killUser(runUser) : undefined,
     });

@@ -2,7 +2,8 @@
  * zino-exc: runs model-written code. Messages: `execute`, `validate`,
  * `capabilities`, `approve`, `approvals`. Executors come from `[tools] dir`; runs are
  * bounded in time (`[exc] timeout`) and output (`[exc] max_output_bytes`), happen in a
- * fresh private working directory, and are sandboxed by bubblewrap per `[exc] sandbox`.
+ * fresh private working directory, and are sandboxed (bubblewrap, or the Landlock
+ * launcher) per `[exc] sandbox`.
  * A run on the host goes through `[approval]` (supervise.ts); every run is in the
  * audit log (`[exc] audit_log`). It also keeps the sessions with the `[mcp.servers]`
  * (`list_tools`, `call_tool`; mcp/).
@@ -41,13 +42,19 @@ const RUN_MARGIN_MS = 60_000;
 
 /**
  * What the sandbox hides: hiddenPaths for the most specific config file, plus every
- * other config file read (`./ZINO.toml` under a local one) and `[api] key_file`.
+ * other config file read (`./ZINO.toml` under a local one), `[api] key_file` and the
+ * HTTP endpoint's bearer token (`[http] token_file`: a run with exc's uid could read it).
  */
-function hiddenFiles(config: Readonly<ResolvedConfig>, context: ServiceContext, runAs?: { uid: number; gid: number }): { dirs: string[]; files: string[] } {
-  const hidden = hiddenPaths(config, context.configFile, runAs);
-  const others = [...(context.configFiles ?? []), ...(config.api.key_file === '' ? [] : [config.api.key_file])];
+function hiddenFiles(
+  config: Readonly<ResolvedConfig>,
+  context: ServiceContext,
+  runAs: { uid: number; gid: number } | undefined,
+  sharedTmp: boolean,
+): { dirs: string[]; files: string[] } {
+  const hidden = hiddenPaths(config, context.configFile, runAs, undefined, undefined, sharedTmp);
+  const others = [...(context.configFiles ?? []), ...[config.api.key_file, config.http.token_file].filter((f) => f !== '')];
   for (const file of others) {
-    for (const each of hiddenPaths(config, file, runAs).files) if (!hidden.files.includes(each)) hidden.files.push(each);
+    for (const each of hiddenPaths(config, file, runAs, undefined, undefined, sharedTmp).files) if (!hidden.files.includes(each)) hidden.files.push(each);
   }
   return hidden;
 }
@@ -61,8 +68,11 @@ const exc: ServiceDefinition = {
     const audit = new AuditLog(config.exc.audit_log, config.exc.audit_max_bytes);
     // Config files, key file, and the audit log (it holds every program that ran): sandboxed code must not read them.
     const hidden = (): { dirs: string[]; files: string[] } => {
-      const paths = hiddenFiles(config, context, sandbox.runAs);
-      const visible = (p: string): boolean => existsSync(p) && !p.startsWith('/tmp/') && (sandbox.runAs === undefined || reachableBy(p, sandbox.runAs));
+      // The landlock view shares the host's /tmp: what is there must be hidden too.
+      const sharedTmp = sandbox.view === 'landlock';
+      const paths = hiddenFiles(config, context, sandbox.runAs, sharedTmp);
+      const visible = (p: string): boolean =>
+        existsSync(p) && (sharedTmp || !p.startsWith('/tmp/')) && (sandbox.runAs === undefined || reachableBy(p, sandbox.runAs));
       return { dirs: paths.dirs, files: [...paths.files, ...[audit.file, audit.previous].filter(visible)] };
     };
     const prlimit = which('prlimit');
@@ -76,10 +86,14 @@ const exc: ServiceDefinition = {
       maxRunMs: config.exc.timeout * 1000 + RUN_MARGIN_MS,
       log,
     });
-    // Host view: what runs of a killed exc left running under their uids (no PID namespace ended them with it).
-    if (sandbox.host) await sweepRunUsers(log);
+    // Host view, landlock view as root: what runs of a killed exc left running under their uids (no PID namespace ended them with it).
+    if (sandbox.host || sandbox.landlock?.users) await sweepRunUsers(log);
     if (sandbox.refusal) log.error({ reason: sandbox.refusal }, 'sandbox required but unusable; execute will be refused');
-    else log.info({ sandbox: sandbox.active ? 'bwrap' : 'none', view: sandbox.view ?? null, reason: sandbox.reason, hidden: hidden() }, 'sandbox decided');
+    else
+      log.info(
+        { sandbox: !sandbox.active ? 'none' : sandbox.bwrap ? 'bwrap' : 'landlock', view: sandbox.view ?? null, reason: sandbox.reason, hidden: hidden() },
+        'sandbox decided',
+      );
     log.info({ executors: [...executors.values()].map((e) => ({ name: e.name, validator: e.validator?.[0] ?? null })) }, 'executors loaded');
 
     const approval = config.approval;
@@ -122,7 +136,12 @@ const exc: ServiceDefinition = {
           type: 'capabilities',
           executors: Object.fromEntries([...executors.values()].map((e) => [e.name, describeExecutor(e)])),
           timeout: config.exc.timeout,
-          sandbox: { mode: sandbox.mode, active: sandbox.active, reason: sandbox.refusal ?? sandbox.reason },
+          sandbox: {
+            mode: sandbox.mode,
+            active: sandbox.active,
+            ...(sandbox.active && sandbox.view ? { view: sandbox.view } : {}),
+            reason: sandbox.refusal ?? sandbox.reason,
+          },
           max_output_bytes: config.exc.max_output_bytes,
           approval: {
             mode: approval.mode,

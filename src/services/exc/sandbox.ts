@@ -1,9 +1,9 @@
 /**
- * The bubblewrap sandbox: read-only root, private /tmp and /dev/shm of
+ * The sandbox. In bubblewrap: read-only root, private /tmp and /dev/shm of
  * `[exc] max_disk_bytes` each, the working directory, no network connections, no
  * capability, bwrap killed when exc dies, ZINO's own sockets, memory and config hidden.
  *
- * Two views of the host, chosen by who exc runs as:
+ * Three views of the host, chosen by who exc runs as and what the machine offers:
  *
  * - **host** (exc is root): the program sees the host as it is. bwrap runs as root
  *   *without* a user namespace, so file owners are the host's (`/etc/passwd` is
@@ -17,7 +17,19 @@
  *   with no capability left, not even in the bounding set, and no_new_privs; and a
  *   seccomp filter (seccomp.ts) that refuses Internet, packet and most other socket
  *   families, io_uring and new user namespaces.
- * - **private** (exc is not root, or the host view cannot be set up): the earlier
+ * - **landlock** (exc is not root; or `[exc] sandbox = "landlock"`; or a root exc
+ *   whose host view cannot be set up): no bubblewrap and no namespace at all, so the
+ *   program sees the host's processes, network and file owners as they are. A small
+ *   Python launcher (landlock/zino-sandbox.py, documented at its top) confines itself
+ *   and the program with Landlock (write only in the working directory; read all but
+ *   ZINO's hidden paths; no TCP; no signal, trace or abstract socket outside the run)
+ *   and a seccomp filter that also refuses unix sockets (nothing is hidden behind a
+ *   mount namespace here: ZINO's sockets, D-Bus and docker's are reached that way),
+ *   and ends whatever the program leaves behind. It needs Landlock ABI 6 (kernel
+ *   6.12) for the signal and abstract-socket scopes: without them a run could signal
+ *   ZINO's services and the user's session, which share exc's uid under `zino up`.
+ *   A root exc gives each run a uid of its own (run-users.ts), as in the host view.
+ * - **private** (exc is not root and the landlock view cannot be had, or `"bwrap"`): the earlier
  *   sandbox, `--unshare-all`: bwrap needs a user namespace, which maps only exc's
  *   own user (every other owner shows as `nobody`), its own PID namespace and /proc
  *   (only the run's processes), an empty network namespace (only `lo`). Sharing the
@@ -28,15 +40,50 @@
  *   {@link SANDBOX_UID} (`nobody`) so that the program is not root.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SERVICE_NAMES, type ResolvedConfig, type SandboxMode } from '../../runtime/index.js';
+import { SERVICE_NAMES, packageRoot, type ResolvedConfig, type SandboxMode } from '../../runtime/index.js';
 import { RunUsers } from './run-users.js';
 import { seccompFilter, seccompUnsupported } from './seccomp.js';
 import { which } from './which.js';
+import { WORKDIR_PREFIX } from './workdir.js';
 
 /** How sandboxed programs see the host. */
-export type SandboxView = 'host' | 'private';
+export type SandboxView = 'host' | 'private' | 'landlock';
+
+/**
+ * The Landlock view's launcher, in the package (the build copies it to dist/ beside
+ * this module's compiled file); found from the package root, since the running code
+ * may be the bundle in dist/bundle/.
+ */
+export function landlockLauncher(): string {
+  return path.join(packageRoot(), 'dist/src/services/exc/landlock/zino-sandbox.py');
+}
+
+/** The oldest Landlock ABI the view accepts: 6 brought the signal and abstract-unix-socket scopes. */
+export const LANDLOCK_MIN_ABI = 6;
+
+/**
+ * After a SIGTERM, the launcher SIGKILLs what is still running this long after (ms):
+ * less than exc's own grace before it SIGKILLs the launcher's group (run.ts), so that
+ * the launcher ends the processes that left that group first.
+ */
+export const LANDLOCK_GRACE_MS = 1000;
+
+/** Landlock view: how each program is started. */
+export interface LandlockView {
+  /** The Python interpreter (its real executable, as the probe reported it). */
+  python: string;
+  /** Absolute path of zino-sandbox.py. */
+  launcher: string;
+  /** The kernel's Landlock ABI version. */
+  abi: number;
+  /** exc is root: each run becomes a uid of its own, as in the host view. */
+  users?: RunUsers;
+  /** With `users`: the supplementary groups of each run ({@link LOG_GROUPS} that exist). */
+  groups: { name: string; gid: number }[];
+}
 
 /** Host view: how each program becomes its run's own user. */
 export interface HostView {
@@ -51,9 +98,9 @@ export interface HostView {
 /** Whether runs are sandboxed, and why (not). */
 export interface SandboxState {
   mode: SandboxMode;
-  /** bwrap is used for every run. */
+  /** Every sandboxed run is confined: by bwrap, or (landlock view) by the launcher. */
   active: boolean;
-  /** Absolute path of bwrap when active. */
+  /** Absolute path of bwrap when active in the host or private view. */
   bwrap?: string;
   /** Human-readable explanation for capabilities and the log. */
   reason: string;
@@ -63,9 +110,11 @@ export interface SandboxState {
   view?: SandboxView;
   /** Host view only. */
   host?: HostView;
+  /** Landlock view only. */
+  landlock?: LandlockView;
   /** Private view under a root exc: the uid and gid bwrap (and so the program) runs as, `nobody`. */
   runAs?: { uid: number; gid: number };
-  /** The seccomp filter loaded into every program (always in the host view; in the private view when the machine allows). */
+  /** The seccomp filter loaded into every program (always in the host and landlock views; in the private view when the machine allows). */
   seccomp?: Buffer;
 }
 
@@ -99,25 +148,36 @@ export interface DetectOptions {
   euid?: number | undefined;
   /** Node's `process.arch`. */
   arch?: string;
-  /** Where to look for bwrap and setpriv. */
+  /** Where to look for bwrap, setpriv and python3. */
   path?: string;
   /** /etc/group's text. */
   groupFile?: string;
+  /** The Landlock view's launcher. @default {@link landlockLauncher} */
+  launcher?: string;
 }
 
-/** Decides how to run code under `mode`, probing bubblewrap (and the host view's pieces) once. */
+/**
+ * Decides how to run code under `mode`, probing each view it considers once:
+ * `"landlock"` that view only; `"bwrap"` bubblewrap's host view (exc is root) or
+ * private view; `"auto"` the host view when exc is root, else (or when it cannot be
+ * had) the landlock view, else the private view, else no sandbox. Every reason says
+ * which views were not had and why.
+ */
 export function detectSandbox(mode: SandboxMode, options: DetectOptions = {}): SandboxState {
   if (mode === 'none') return { mode, active: false, reason: 'sandbox disabled by [exc] sandbox = "none"' };
   const euid = 'euid' in options ? options.euid : process.geteuid?.();
   const searchPath = options.path ?? process.env.PATH ?? '';
+  if (mode === 'landlock') {
+    const landlock = landlockView(mode, euid, searchPath, options);
+    return 'problem' in landlock ? unusable(mode, `the landlock view cannot be had: ${landlock.problem}`) : landlock;
+  }
   const bwrap = which('bwrap', searchPath);
-  if (!bwrap) return unusable(mode, 'bubblewrap (bwrap) is not installed');
   const sh = which('sh', searchPath) ?? '/bin/sh';
   const unsupported = seccompUnsupported(options.arch);
   const filter = unsupported ? undefined : seccompFilter(options.arch);
 
   let noHostView = 'exc is not root';
-  if (euid === 0) {
+  if (euid === 0 && bwrap) {
     const setpriv = which('setpriv', searchPath);
     if (!setpriv) noHostView = 'setpriv (util-linux) is not installed';
     else if (!filter) noHostView = unsupported ?? 'no seccomp filter';
@@ -145,7 +205,20 @@ export function detectSandbox(mode: SandboxMode, options: DetectOptions = {}): S
       }
       noHostView = `bubblewrap cannot set it up here (${problem})`;
     }
+  } else if (euid === 0) noHostView = 'bubblewrap (bwrap) is not installed';
+
+  // The landlock view: shows the host as it is without bubblewrap, and (as root) keeps a uid per run.
+  let noLandlock = '';
+  if (mode === 'auto') {
+    const landlock = landlockView(mode, euid, searchPath, options);
+    if (!('problem' in landlock)) {
+      if (euid === 0) landlock.reason += ` (no host view: ${noHostView})`;
+      return landlock;
+    }
+    noLandlock = `; no landlock view: ${landlock.problem}`;
   }
+  const notHad = `no host view: ${noHostView}${noLandlock}`;
+  if (!bwrap) return unusable(mode, `bubblewrap (bwrap) is not installed${noLandlock}`);
 
   // The private view.
   const runAs = sandboxUser(euid);
@@ -165,7 +238,7 @@ export function detectSandbox(mode: SandboxMode, options: DetectOptions = {}): S
   if (problem !== undefined) {
     const as = runAs ? ` as uid ${runAs.uid} (exc runs as root; bwrap needs unprivileged user namespaces)` : '';
     const host = euid === 0 ? `; no host view: ${noHostView}` : '';
-    return unusable(mode, `bubblewrap cannot create a sandbox here${as} (${problem})${host}`);
+    return unusable(mode, `bubblewrap cannot create a sandbox here${as} (${problem})${host}${noLandlock}`);
   }
   const as = runAs ? `, programs run as uid ${runAs.uid} because exc runs as root` : '';
   return {
@@ -176,13 +249,71 @@ export function detectSandbox(mode: SandboxMode, options: DetectOptions = {}): S
     ...(runAs ? { runAs } : {}),
     ...(seccomp ? { seccomp } : {}),
     reason:
-      `bubblewrap at ${bwrap}${as}, private view (no host view: ${noHostView}): programs see only their own processes, ` +
+      `bubblewrap at ${bwrap}${as}, private view (${notHad}): programs see only their own processes, ` +
       `only a loopback network, and owners other than exc's own user as nobody${seccompNote}`,
   };
 }
 
+/**
+ * The landlock view, when this machine can give it: python3, the launcher, a
+ * seccomp filter for this architecture, and a probe run through the launcher that
+ * reports Landlock ABI {@link LANDLOCK_MIN_ABI} or later, the filter in force and no
+ * capability (as a root exc, from a run uid). Otherwise why not.
+ */
+function landlockView(mode: SandboxMode, euid: number | undefined, searchPath: string, options: DetectOptions): SandboxState | { problem: string } {
+  const python = which('python3', searchPath);
+  if (!python) return { problem: 'python3 is not installed' };
+  const launcher = options.launcher ?? landlockLauncher();
+  if (!existsSync(launcher)) return { problem: `its launcher ${launcher} is missing` };
+  const unsupported = seccompUnsupported(options.arch);
+  if (unsupported) return { problem: unsupported };
+  const filter = seccompFilter(options.arch, { unixSockets: false });
+  const users = euid === 0 ? new RunUsers() : undefined;
+  const groups = users ? logGroups(options.groupFile) : [];
+  // No run yet: the first uid of exc's block is free.
+  const user = users ? { uid: users.block[0] as number, gid: users.block[0] as number } : undefined;
+  const dir = mkdtempSync(path.join(tmpdir(), `${WORKDIR_PREFIX}${process.pid}-`));
+  try {
+    chmodSync(dir, 0o700);
+    if (user) chownSync(dir, user.uid, user.gid);
+    const sh = which('sh', searchPath) ?? '/bin/sh';
+    const view: LandlockView = { python, launcher, abi: 0, groups };
+    const argv = landlockArgv(view, { workdir: dir, argv: [sh, '-c', PROBE_SCRIPT], hidden: { dirs: [], files: [] }, user }, { seccompFd: 0, probe: true });
+    const [command, ...args] = argv as [string, ...string[]];
+    const result = spawnSync(command, args, { timeout: 10_000, encoding: 'utf8', cwd: dir, input: filter, env: { PATH: searchPath } });
+    if (result.status !== 0) {
+      const why = (result.stderr || result.error?.message || `exit ${String(result.status)}`).trim().split('\n')[0] ?? '';
+      return { problem: why.replace(/^zino-sandbox: /, '') };
+    }
+    const seen = /^landlock=(\d+) python=(\S+)\n(.*)$/.exec(result.stdout.trim());
+    const want = 'seccomp=2 capeff=0000000000000000';
+    if (!seen || seen[3] !== want) return { problem: `the probe saw "${result.stdout.trim()}", not "landlock=N python=PATH\n${want}"` };
+    const abi = Number(seen[1]);
+    // The launcher refuses an older ABI itself; this is the second look.
+    if (abi < LANDLOCK_MIN_ABI) return { problem: `Landlock ABI ${abi} is older than ${LANDLOCK_MIN_ABI}` };
+    const names = groups.map((g) => g.name).join(', ');
+    const who = users
+      ? `each run as a uid of its own with no capabilities${names ? ` (groups ${names})` : ''}`
+      : "as exc's own user (other processes of that user, ZINO's services among them, are out of its reach)";
+    return {
+      mode,
+      active: true,
+      view: 'landlock',
+      landlock: { python: seen[2] as string, launcher, abi, groups, ...(users ? { users } : {}) },
+      seccomp: filter,
+      reason:
+        `landlock view (Landlock ABI ${abi}, no bubblewrap): programs see the host's processes, network and file owners as they are, ${who}; ` +
+        'they write only in their working directory (not /tmp), cannot signal or trace a process outside their run, ' +
+        'and open no network connection and no unix socket, so D-Bus tools (systemctl status, loginctl, busctl) fail there: ask for a host run; ' +
+        "ZINO's sockets, data and config are hidden, and so are files created after a run started next to them (in /tmp, or beside ZINO's data directory)",
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 function unusable(mode: SandboxMode, problem: string): SandboxState {
-  if (mode === 'bwrap') return { mode, active: false, reason: problem, refusal: `[exc] sandbox = "bwrap" but ${problem}` };
+  if (mode === 'bwrap' || mode === 'landlock') return { mode, active: false, reason: problem, refusal: `[exc] sandbox = "${mode}" but ${problem}` };
   return { mode, active: false, reason: `running without a sandbox: ${problem}` };
 }
 
@@ -285,9 +416,10 @@ export const HOST_SERVICE_SOCKETS: { dirs: readonly string[]; files: readonly st
  * {@link HOST_SERVICE_SOCKETS}; and, when exc is not root, its user's runtime
  * directory (`/run/user/UID`: the session bus and systemd's user manager answer
  * that uid, which the program has). Left out: those that do not exist, those under
- * /tmp (the sandbox has its own), and, when programs run as `runAs`, those it cannot
- * reach because a directory above them keeps it out (it cannot see them anyway, and
- * bwrap, running as that user, could not mount over them).
+ * /tmp unless `sharedTmp` (bubblewrap's views have a /tmp of their own; the landlock
+ * view has the host's), and, when programs run as `runAs`, those it cannot reach
+ * because a directory above them keeps it out (it cannot see them anyway, and bwrap,
+ * running as that user, could not mount over them).
  */
 export function hiddenPaths(
   config: Readonly<ResolvedConfig>,
@@ -295,13 +427,14 @@ export function hiddenPaths(
   runAs?: { uid: number; gid: number },
   euid: number | undefined = process.geteuid?.(),
   hostSockets: { dirs: readonly string[]; files: readonly string[] } = HOST_SERVICE_SOCKETS,
+  sharedTmp = false,
 ): { dirs: string[]; files: string[] } {
   const dirs = new Set<string>([config.mem.data_dir, ...hostSockets.dirs]);
   for (const name of SERVICE_NAMES) dirs.add(path.dirname(config[name].socket));
   // The privileged runner's socket: exc's group may connect to it, code exc sandboxes must not even see it.
   dirs.add(path.dirname(config.runner.socket));
   if (euid !== undefined && euid !== 0) dirs.add(`/run/user/${euid}`);
-  const visible = (p: string): boolean => !isUnder(p, '/tmp') && (runAs === undefined || reachableBy(p, runAs));
+  const visible = (p: string): boolean => (sharedTmp || !isUnder(p, '/tmp')) && (runAs === undefined || reachableBy(p, runAs));
   const existingDirs = [...dirs].filter((d) => isDirectory(d) && visible(d));
   const files = [...(configFile ? [configFile] : []), ...hostSockets.files].filter((f) => existsSync(f) && !isDirectory(f) && visible(f));
   return { dirs: existingDirs, files };
@@ -338,16 +471,21 @@ export interface SandboxRun {
   argv: string[];
   hidden: { dirs: string[]; files: string[] };
   maxDiskBytes: number;
-  /** Host view: the run's user. */
+  /** Host view, and landlock view under a root exc: the run's user. */
   user?: { uid: number; gid: number } | undefined;
 }
 
 /**
  * The command line that runs `run.argv` in the sandbox `state` describes, with its
- * working directory the only writable place besides /tmp and /dev/shm. When
- * `state.seccomp` is set, the filter must be given on fd {@link SECCOMP_FD}.
+ * working directory the only writable place (besides a private /tmp and /dev/shm in
+ * bubblewrap's views). When `state.seccomp` is set, the filter must be given on fd
+ * {@link SECCOMP_FD}.
  */
 export function sandboxArgv(state: SandboxState, run: SandboxRun): string[] {
+  if (state.active && state.view === 'landlock' && state.landlock) {
+    if (state.landlock.users && !run.user) throw new Error('sandboxArgv: the landlock view of a root exc needs a run user');
+    return landlockArgv(state.landlock, run, state.seccomp ? { seccompFd: SECCOMP_FD } : {});
+  }
   if (!state.active || !state.bwrap) throw new Error('sandboxArgv: no sandbox');
   const host = state.view === 'host' ? state.host : undefined;
   if (state.view === 'host' && (!host || !run.user)) throw new Error('sandboxArgv: the host view needs its setpriv and a run user');
@@ -360,6 +498,27 @@ export function sandboxArgv(state: SandboxState, run: SandboxRun): string[] {
   args.push('--');
   if (host && run.user) args.push(...setprivArgv(host.setpriv, run.user, host.groups));
   args.push(...run.argv);
+  return args;
+}
+
+/**
+ * The launcher's command line (see the top of landlock/zino-sandbox.py): python in
+ * isolated mode without site-packages, the working directory, every hidden path, the
+ * other runs' working directories (whatever exc made them), the grace after a
+ * SIGTERM, the filter's fd, the run's user (root exc) with the log groups.
+ */
+export function landlockArgv(
+  view: LandlockView,
+  run: Pick<SandboxRun, 'workdir' | 'argv' | 'hidden' | 'user'>,
+  extra: { seccompFd?: number; probe?: boolean } = {},
+): string[] {
+  const args = [view.python, '-I', '-S', '-B', view.launcher, '--workdir', run.workdir];
+  for (const hidden of [...run.hidden.dirs, ...run.hidden.files]) args.push('--hide', hidden);
+  args.push('--hide-prefix', path.join(tmpdir(), WORKDIR_PREFIX), '--grace-ms', String(LANDLOCK_GRACE_MS));
+  if (extra.seccompFd !== undefined) args.push('--seccomp-fd', String(extra.seccompFd));
+  if (run.user) args.push('--user', `${run.user.uid}:${run.user.gid}:${view.groups.map((g) => g.gid).join(',')}`);
+  if (extra.probe) args.push('--probe');
+  args.push('--', ...run.argv);
   return args;
 }
 

@@ -9,7 +9,10 @@
  *   read the network configuration (NETLINK_ROUTE for `ip`, NETLINK_SOCK_DIAG for
  *   `ss`, NETLINK_GENERIC for `ethtool`); every other family (AF_INET, AF_INET6,
  *   AF_PACKET, AF_VSOCK, AF_BLUETOOTH, …) fails with EACCES. Without an Internet
- *   socket there is no TCP, UDP, ICMP or DNS.
+ *   socket there is no TCP, UDP, ICMP or DNS. With `unixSockets: false` (the Landlock
+ *   view, which has no mount namespace to hide ZINO's sockets, the D-Bus buses or
+ *   docker's socket behind) AF_UNIX fails with EACCES too; `socketpair()`, a
+ *   connected pair that reaches nobody else, stays allowed.
  * - io_uring (which can create sockets without calling `socket()`) fails with ENOSYS.
  * - New user namespaces fail with EPERM (`unshare`/`clone` with CLONE_NEWUSER), and
  *   `clone3`, whose flags a filter cannot read, with ENOSYS (C libraries fall back
@@ -92,8 +95,14 @@ export function seccompUnsupported(arch: string = process.arch): string | undefi
   return undefined;
 }
 
-/** The filter for `arch` (Node's `process.arch`): the bytes bwrap reads from `--seccomp FD`. */
-export function seccompFilter(arch: string = process.arch): Buffer {
+/** What the filter lets through beyond its fixed rules. */
+export interface SeccompOptions {
+  /** `socket(AF_UNIX, …)` allowed. @default true */
+  unixSockets?: boolean;
+}
+
+/** The filter for `arch` (Node's `process.arch`): the bytes bwrap (or the Landlock launcher) reads from `--seccomp FD`. */
+export function seccompFilter(arch: string = process.arch, options: SeccompOptions = {}): Buffer {
   const unsupported = seccompUnsupported(arch);
   if (unsupported) throw new Error(unsupported);
   const native = ARCHITECTURES[arch] as { audit: number; nr: SyscallNumbers };
@@ -116,7 +125,7 @@ export function seccompFilter(arch: string = process.arch): Buffer {
     // socket(family, type, protocol)
     { op: 'label', name: 'socket' },
     { op: 'ld', offset: offsetArg(0) },
-    { op: 'jeq', k: AF_UNIX, jt: 'allow' },
+    ...(options.unixSockets === false ? [] : [{ op: 'jeq', k: AF_UNIX, jt: 'allow' } as const]),
     { op: 'jeq', k: AF_NETLINK, jt: 'netlink', jf: 'eacces' },
     { op: 'label', name: 'netlink' },
     { op: 'ld', offset: offsetArg(2) },
