@@ -4,6 +4,7 @@
  * returns the exit status.
  */
 import { readFileSync } from 'node:fs';
+import { release } from 'node:os';
 import path from 'node:path';
 import { parse } from 'smol-toml';
 import { EXIT, packageRoot, resolveConfig } from '../runtime/index.js';
@@ -36,6 +37,8 @@ export interface InstallOptions extends DeployOptions {
   node?: string | undefined;
   /** The built package to install. @default the one running this command */
   from?: string | undefined;
+  /** The kernel's release, for the Landlock note. @default os.release() */
+  kernelRelease?: string | undefined;
 }
 
 /** Options of `zino uninstall-systemd`. */
@@ -71,6 +74,8 @@ export function installSystemd(options: InstallOptions): number {
   print(`zino install-systemd: ZINO ${version} from ${source} into ${layout.prefix}${layout.live ? '' : ` (root ${layout.root})`}, node ${node}`);
   const refused = preflight('install-systemd', layout, plan, seen.isRoot, options.dryRun === true, print);
   if (refused !== undefined) return refused;
+  const oldKernel = landlockKernelNote(options.kernelRelease ?? release());
+  if (layout.live && oldKernel !== undefined) print(`  ! ${oldKernel}`);
   if (layout.live && !seen.systemdRunning && options.dryRun !== true) {
     print('  ! systemd is not running on this machine: the files are installed and the units enabled, but nothing can be started here');
   }
@@ -177,4 +182,24 @@ function packageRootOrUndefined(): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The first Linux release with Landlock ABI 6, which exc's landlock view needs (signal and abstract-socket scopes). */
+export const LANDLOCK_KERNEL: readonly [number, number] = [6, 12];
+
+/**
+ * What to tell an operator installing on a kernel older than {@link LANDLOCK_KERNEL}:
+ * zino-exc.service allows no namespaces, so exc has no sandbox there unless the
+ * bubblewrap drop-in is installed. Undefined on a newer kernel (or an unreadable release).
+ */
+export function landlockKernelNote(kernelRelease: string): string | undefined {
+  const match = /^(\d+)\.(\d+)/.exec(kernelRelease);
+  if (!match) return undefined;
+  const [major, minor] = [Number(match[1]), Number(match[2])];
+  const [needMajor, needMinor] = LANDLOCK_KERNEL;
+  if (major > needMajor || (major === needMajor && minor >= needMinor)) return undefined;
+  return (
+    `this kernel (${kernelRelease}) is older than Linux ${needMajor}.${needMinor}: exc's sandbox (the landlock view) cannot be used, so every run would be a host run under [approval]; ` +
+    `for bubblewrap's private view instead, install systemd/zino-exc-bubblewrap.conf as /etc/systemd/system/zino-exc.service.d/bubblewrap.conf (docs/operations.md, "Older kernels")`
+  );
 }

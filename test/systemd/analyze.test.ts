@@ -3,7 +3,7 @@
  * `systemd-analyze security --offline=yes` scores each within issue 7's
  * threshold. Skipped (with a reason) where systemd-analyze is missing, never in CI.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HTTP_UNIT, KNOWN_UNITS, RUNNER_UNIT, SERVICE_UNITS } from '../../src/deploy/layout.js';
@@ -43,6 +43,19 @@ describe('systemd-analyze on the rendered units', () => {
       expect(score, output).toBeLessThanOrEqual(max);
     });
   }
+
+  it.runIf(RUN_ANALYZE)('security scores zino-exc.service with the bubblewrap drop-in (older kernels) at most 2.4, and verify accepts it', () => {
+    const withDropIn = path.join(dir, 'bubblewrap');
+    mkdirSync(path.join(withDropIn, 'zino-exc.service.d'), { recursive: true });
+    copyFileSync(path.join(dir, 'zino-exc.service'), path.join(withDropIn, 'zino-exc.service'));
+    copyFileSync(path.join(PACKAGE_ROOT, 'systemd', 'zino-exc-bubblewrap.conf'), path.join(withDropIn, 'zino-exc.service.d', 'bubblewrap.conf'));
+    const plain = exposure(path.join(dir, 'zino-exc.service')).score;
+    const { score, output } = exposure(path.join(withDropIn, 'zino-exc.service'));
+    // The drop-in is read: it lets bwrap create namespaces and mount, which costs exposure.
+    expect(score, output).toBeGreaterThan(plain);
+    expect(score, output).toBeLessThanOrEqual(2.4);
+    expect(output).toMatch(/✗ RestrictNamespaces=~user/);
+  });
 
   it.runIf(RUN_ANALYZE)('security finds the HTTP unit limited to loopback IP traffic', () => {
     const { output } = exposure(path.join(dir, HTTP_UNIT));

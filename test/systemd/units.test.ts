@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { landlockKernelNote } from '../../src/deploy/install.js';
 import { RUNNER_UNIT, SERVICE_UNITS } from '../../src/deploy/layout.js';
 import { PACKAGE_ROOT } from '../../src/testing/paths.js';
 import { SERVICE_NODE_FLAGS } from '../../src/runtime/node-flags.js';
@@ -73,9 +74,37 @@ describe('unit templates', () => {
     } else {
       expect(families).not.toContain('AF_INET');
       expect(families).not.toContain('AF_INET6');
-      expect(last(u, 'PrivateNetwork')).toBe('yes');
+      // exc shares the host's network namespace so that its runs see the host's network (the landlock view).
+      expect(last(u, 'PrivateNetwork')).toBe(name === 'zino-exc.service' ? undefined : 'yes');
       expect(last(u, 'IPAddressDeny')).toBe('any');
     }
+  });
+
+  it('lets exc create no namespace and mount nothing; the bubblewrap drop-in gives both back for older kernels', () => {
+    const u = unit('zino-exc.service');
+    expect(last(u, 'RestrictNamespaces')).toBe('yes');
+    expect(words(u, 'SystemCallFilter')).not.toContain('@mount');
+    expect(last(u, 'ProtectKernelTunables')).toBe('yes');
+    const dropIn = parseUnit(readFileSync(path.join(PACKAGE_ROOT, 'systemd', 'zino-exc-bubblewrap.conf'), 'utf8'));
+    // An empty assignment first: the unit's "yes" is reset, not merged.
+    expect(dropIn.get('RestrictNamespaces')).toEqual(['', 'user mnt pid net ipc uts cgroup']);
+    expect(words(dropIn, 'SystemCallFilter')).toEqual(['@mount']);
+    expect(last(dropIn, 'ProtectKernelTunables')).toBe('no');
+    expect(last(dropIn, 'ProtectKernelLogs')).toBe('no');
+  });
+
+  it('tells an operator installing on a kernel before 6.12 that exc has no sandbox there without the drop-in', () => {
+    expect(landlockKernelNote('6.1.0-28-amd64')).toMatch(/older than Linux 6\.12.*zino-exc-bubblewrap\.conf/);
+    expect(landlockKernelNote('5.15.0')).toMatch(/older than Linux 6\.12/);
+    for (const newer of ['6.12.0', '6.18.44-fc-v657', '7.0.1']) expect(landlockKernelNote(newer)).toBeUndefined();
+    expect(landlockKernelNote('unknown')).toBeUndefined();
+  });
+
+  it("lets exc's runs see the host as zino does: no user, network or /proc hiding, and the Landlock calls allowed", () => {
+    const u = unit('zino-exc.service');
+    for (const key of ['PrivateUsers', 'PrivateNetwork', 'ProtectProc']) expect(u.get(key), key).toBeUndefined();
+    expect(words(u, 'SystemCallFilter')).toEqual(expect.arrayContaining(['landlock_create_ruleset', 'landlock_add_rule', 'landlock_restrict_self']));
+    expect(words(u, 'RestrictAddressFamilies')).toEqual(['AF_UNIX', 'AF_NETLINK']);
   });
 
   it('gives the LLM key to rtr only and hides it from every other unit', () => {
@@ -112,20 +141,14 @@ describe('unit templates', () => {
     }
   });
 
-  it('lets exc create the namespaces and mounts bubblewrap needs, and no other unit', () => {
+  it('lets no unit create namespaces or mount (the bubblewrap drop-in is not installed by default); only exc opens netlink sockets', () => {
     for (const name of SERVICE_UNITS) {
       const u = unit(name);
-      if (name === 'zino-exc.service') {
-        expect(words(u, 'RestrictNamespaces').sort()).toEqual(['cgroup', 'ipc', 'mnt', 'net', 'pid', 'user', 'uts']);
-        expect(words(u, 'SystemCallFilter')).toContain('@mount');
-        expect(words(u, 'RestrictAddressFamilies')).toContain('AF_NETLINK');
-        // bwrap mounts a new /proc: these cover parts of /proc and would make the kernel refuse it.
-        for (const key of ['ProtectKernelTunables', 'ProtectKernelLogs', 'ProcSubset']) expect(u.get(key), key).toBeUndefined();
-      } else {
-        expect(last(u, 'RestrictNamespaces')).toBe('yes');
-        expect(words(u, 'SystemCallFilter')).not.toContain('@mount');
-        expect(words(u, 'RestrictAddressFamilies')).not.toContain('AF_NETLINK');
-      }
+      expect(last(u, 'RestrictNamespaces')).toBe('yes');
+      expect(words(u, 'SystemCallFilter')).not.toContain('@mount');
+      // exc's runs read the network configuration (ip, ss) over netlink.
+      if (name === 'zino-exc.service') expect(words(u, 'RestrictAddressFamilies')).toContain('AF_NETLINK');
+      else expect(words(u, 'RestrictAddressFamilies')).not.toContain('AF_NETLINK');
     }
   });
 });
