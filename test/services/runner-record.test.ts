@@ -48,7 +48,7 @@ const claim = { id: 'd-1', executor: 'bash', sha256: sha };
 
 describe('checkRecord', () => {
   it('allows a run whose allow decision for a host run of this code is in the log', async () => {
-    const file = log({ ...decision({ id: 'other' }) }, decision(), { ...decision(), event: 'run' });
+    const file = log({ ...decision({ id: 'other' }) }, decision(), { ...decision({ id: 'other' }), event: 'run' });
     expect(await checkRecord(claim, { auditFile: file, now: NOW })).toBeUndefined();
   });
 
@@ -56,6 +56,17 @@ describe('checkRecord', () => {
     const file = log();
     writeFileSync(`${file}.1`, `${JSON.stringify(decision())}\n`);
     expect(await checkRecord(claim, { auditFile: file, now: NOW })).toBeUndefined();
+  });
+
+  it('refuses a decision whose run the log already holds (a replay after a runner restart), in either file', async () => {
+    const ran = { ...decision(), event: 'run', exit_code: 0, uid: 0 };
+    expect(await checkRecord(claim, { auditFile: log(decision(), ran), now: NOW })).toMatch(/already used: the audit log holds its run/);
+    // Rotated between the decision and its run: the decision in .1, the run in the new file.
+    const file = log(ran);
+    writeFileSync(`${file}.1`, `${JSON.stringify(decision())}\n`);
+    expect(await checkRecord(claim, { auditFile: file, now: NOW })).toMatch(/already used/);
+    // Another id's run does not count.
+    expect(await checkRecord(claim, { auditFile: log(decision(), { ...ran, id: 'd-2' }), now: NOW })).toBeUndefined();
   });
 
   it('refuses a decision for another id', async () => {

@@ -9,8 +9,9 @@
  * exc, the one process that decides host runs, has said on disk that this program
  * (by its SHA-256) may run on the host, under this id. The runner reads the file
  * itself (it runs as root): nothing a caller sends can stand in for the record.
- * Each id runs at most once (the runner keeps the ids it ran), and only while the
- * decision is fresh, so an old record cannot be replayed after a runner restart.
+ * Each id runs at most once: the runner keeps the ids it ran, and refuses an id the
+ * log already holds a `run` line for (exc writes one when the run ends), which holds
+ * across a runner restart; and only while the decision is fresh.
  */
 import { open } from 'node:fs/promises';
 
@@ -40,14 +41,17 @@ export interface RecordOptions {
 /** Resolves with undefined when the audit log allows `claim`, or with why it does not. */
 export async function checkRecord(claim: RunClaim, options: RecordOptions): Promise<string | undefined> {
   const tail = options.tailBytes ?? RECORD_TAIL_BYTES;
-  let lines: Record<string, unknown>[];
+  let records: Record<string, unknown>[];
   try {
-    lines = await decisionLines(options.auditFile, claim.id, tail);
-    if (lines.length === 0) lines = await decisionLines(`${options.auditFile}.1`, claim.id, tail).catch(() => []);
+    // The rotated file first: a rotation may fall between a decision and its run.
+    const previous = await linesWithId(`${options.auditFile}.1`, claim.id, tail).catch(() => []);
+    records = [...previous, ...(await linesWithId(options.auditFile, claim.id, tail))];
   } catch (err) {
     return `the audit log ${options.auditFile} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
   }
+  const lines = records.filter((r) => r.event === 'decision');
   if (lines.length === 0) return `the audit log holds no decision with id ${JSON.stringify(claim.id)}`;
+  if (records.some((r) => r.event === 'run')) return `the decision ${claim.id} was already used: the audit log holds its run`;
   // Any refusal under this id wins (an id is never reused by exc).
   for (const line of lines) {
     if (line.decision !== 'allow') return `the recorded decision ${claim.id} refused the run (${String(line.how)})`;
@@ -63,8 +67,8 @@ export async function checkRecord(claim: RunClaim, options: RecordOptions): Prom
   return undefined;
 }
 
-/** The `decision` lines with `id` among the last `tail` bytes of `file` (rejects when the file cannot be read). */
-async function decisionLines(file: string, id: string, tail: number): Promise<Record<string, unknown>[]> {
+/** The `decision` and `run` lines with `id` among the last `tail` bytes of `file` (rejects when the file cannot be read). */
+async function linesWithId(file: string, id: string, tail: number): Promise<Record<string, unknown>[]> {
   const handle = await open(file, 'r');
   try {
     const { size } = await handle.stat();
@@ -91,7 +95,7 @@ async function decisionLines(file: string, id: string, tail: number): Promise<Re
       }
       if (typeof line === 'object' && line !== null && !Array.isArray(line)) {
         const record = line as Record<string, unknown>;
-        if (record.id === id && record.event === 'decision') out.push(record);
+        if (record.id === id && (record.event === 'decision' || record.event === 'run')) out.push(record);
       }
     }
     return out;
