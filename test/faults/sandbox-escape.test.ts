@@ -16,6 +16,7 @@ import { request, type Frame } from '../../src/runtime/index.js';
 import { detectSandbox } from '../../src/services/exc/sandbox.js';
 import { executeIn, startExc as startExcAs, type Exc } from '../helpers/exc-as.js';
 import { record } from './harness.js';
+import { fields } from '../helpers/views.js';
 
 const ROOT = process.geteuid?.() === 0;
 // CI installs bubblewrap (.ci/debian-packages); locally the test needs a working bwrap.
@@ -58,15 +59,6 @@ except OSError as e:
     print("connect=denied", e.__class__.__name__)
 EOF`,
   ].join('\n');
-}
-
-function fields(stdout: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of stdout.split('\n')) {
-    const eq = line.indexOf('=');
-    if (eq > 0) out[line.slice(0, eq)] = line.slice(eq + 1);
-  }
-  return out;
 }
 
 function execute(exc: Exc, executor: string, code: string): Promise<Frame> {

@@ -23,41 +23,18 @@ import { startService, writeTestConfig, type StartedService } from '../../src/te
 import { NOBODY, executeIn, startExc, type Exc } from '../helpers/exc-as.js';
 import { processesMatching } from '../helpers/procs.js';
 import { waitFor } from '../helpers/util.js';
+import { countingListener, fields, lines, onHost } from '../helpers/views.js';
 
 const ROOT = process.geteuid?.() === 0;
 // Landlock ABI 6 (Linux 6.12) and python3; where the kernel is older the view is refused (checked below) and these skip.
 const LANDLOCK = detectSandbox('landlock').active;
 const SECRET = `zino-ll-secret-${process.pid}-${Date.now()}`;
 
-/** The same command on the host, outside any sandbox. */
-function onHost(command: string): string {
-  const result = spawnSync('sh', ['-c', command], { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`${command}: ${result.stderr}`);
-  return result.stdout;
-}
-
-const lines = (text: string): string[] =>
-  text
-    .split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .sort();
-
 /** Runs `code`; it must exit 0, sandboxed. Returns stdout. */
 async function inside(exc: { socket: string }, code: string, executor = 'bash'): Promise<string> {
   const reply = await executeIn(exc, executor, code);
   expect(reply, JSON.stringify(reply)).toMatchObject({ type: 'result', exit_code: 0, sandboxed: true });
   return String(reply.stdout);
-}
-
-/** `name=ok` or `name=denied` per attempt. */
-function fields(stdout: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of stdout.split('\n')) {
-    const eq = line.indexOf('=');
-    if (eq > 0) out[line.slice(0, eq)] = line.slice(eq + 1);
-  }
-  return out;
 }
 
 const attempt = (name: string, command: string): string => `if ${command} 2>/dev/null; then echo ${name}=ok; else echo ${name}=denied; fi`;
@@ -97,14 +74,9 @@ function sharedChecks(get: () => { socket: string; pid: () => number }): void {
 
   it('cannot open a TCP connection to a listener on loopback, which sees nothing', async () => {
     const exc = get();
-    let accepted = 0;
-    const server = net.createServer((s) => {
-      accepted++;
-      s.destroy();
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const listener = await countingListener();
     try {
-      const port = (server.address() as net.AddressInfo).port;
+      const port = listener.port;
       const code = [
         'import socket',
         'try:',
@@ -114,9 +86,9 @@ function sharedChecks(get: () => { socket: string; pid: () => number }): void {
         '    print("tcp=denied", e.errno)',
       ].join('\n');
       expect(await inside(exc, code, 'python3')).toBe('tcp=denied 13\n');
-      expect(accepted).toBe(0);
+      expect(listener.accepted()).toBe(0);
     } finally {
-      await new Promise<void>((r) => server.close(() => r()));
+      await listener.close();
     }
   });
 

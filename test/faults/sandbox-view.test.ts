@@ -20,6 +20,7 @@ import { detectSandbox, logGroups } from '../../src/services/exc/sandbox.js';
 import { startService, writeTestConfig, type StartedService } from '../../src/testing/suite.js';
 import { processesMatching } from '../helpers/procs.js';
 import { tempDir, waitFor } from '../helpers/util.js';
+import { lines, onHost } from '../helpers/views.js';
 
 const ROOT = process.geteuid?.() === 0;
 // CI runs as root with bubblewrap installed (.ci/debian-packages); locally the test needs both.
@@ -36,20 +37,6 @@ async function inside(exc: StartedService, code: string, executor = 'bash'): Pro
   expect(reply, JSON.stringify(reply)).toMatchObject({ type: 'result', exit_code: 0, sandboxed: true });
   return String(reply.stdout);
 }
-
-/** The same command on the host, outside any sandbox. */
-function onHost(command: string): string {
-  const result = spawnSync('sh', ['-c', command], { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`${command}: ${result.stderr}`);
-  return result.stdout;
-}
-
-const lines = (text: string): string[] =>
-  text
-    .split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .sort();
 
 /** A unique `sleep` so that its processes can be found by their command line. */
 function uniqueSleep(): string {

@@ -7,12 +7,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectSandbox, landlockLauncher } from '../../src/services/exc/sandbox.js';
 import { which } from '../../src/services/exc/which.js';
+import { countingListener } from '../helpers/views.js';
 
 const PYTHON = which('python3');
 const LANDLOCK = detectSandbox('landlock').active;
@@ -96,23 +96,18 @@ describe.runIf(PYTHON && LANDLOCK)('the launcher', () => {
   });
 
   it('refuses TCP by Landlock alone (no seccomp filter given), while the listener is there', async () => {
-    let accepted = 0;
-    const server = net.createServer((s) => {
-      accepted++;
-      s.destroy();
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const listener = await countingListener();
     try {
-      const port = (server.address() as net.AddressInfo).port;
+      const port = listener.port;
       const code = `import socket\ntry:\n    socket.create_connection(("127.0.0.1", ${port}), timeout=5)\n    print("reached")\nexcept OSError as e:\n    print("denied", e.errno)`;
       const result = spawnSync(PYTHON as string, ['-I', '-S', '-B', landlockLauncher(), '--workdir', work, '--', PYTHON as string, '-c', code], {
         encoding: 'utf8',
         timeout: 30_000,
       });
       expect(result.stdout).toBe('denied 13\n');
-      expect(accepted).toBe(0);
+      expect(listener.accepted()).toBe(0);
     } finally {
-      await new Promise<void>((r) => server.close(() => r()));
+      await listener.close();
     }
   });
 
