@@ -357,6 +357,8 @@ export async function run(): Promise<void> {
       const first = await firstRequests(env);
       const floor = await measureHopFloor();
       await ttft(env, first, floor);
+      // BENCH_SUITE_QUICK=1: the cold starts, the first requests, the floor and TTFT/CPU only (to compare changes quickly).
+      if (process.env.BENCH_SUITE_QUICK === '1') return;
       await ttftHttp(env);
       await throughput(env);
       await concurrency(env);

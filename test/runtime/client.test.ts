@@ -122,6 +122,17 @@ describe('connect()', () => {
     await expect(pending).rejects.toMatchObject({ code: 'TIMEOUT', message: expect.stringContaining('connecting to ctx') });
   });
 
+  it("is stopped by stream()'s overall timeoutMs while it is still in progress, which then rejects with TIMEOUT", async () => {
+    const server = await zinoServer({});
+    // As above: the loop is stalled past the overall bound before the connect callback runs.
+    const pending = request(server.socketPath, { type: 'ping' }, { timeoutMs: 1, connectTimeoutMs: 60_000, name: 'ctx' });
+    const until = Date.now() + 20;
+    while (Date.now() < until) {
+      // busy-wait: stall the loop past the deadline
+    }
+    await expect(pending).rejects.toMatchObject({ code: 'TIMEOUT', message: 'ctx did not answer within 1 ms', detail: { phase: 'connect' } });
+  });
+
   it('rejects with CANCELLED when aborted', async () => {
     const server = await zinoServer({});
     const controller = new AbortController();

@@ -40,6 +40,24 @@ describe('encodeFrame', () => {
     expect(() => encodeFrame({ s: 'x'.repeat(2000) }, 1024)).toThrow(expect.objectContaining({ code: 'FRAME_TOO_LARGE' }));
   });
 
+  it('encodes a frozen frame once and reuses its bytes; an unfrozen one every time', () => {
+    const frozen = Object.freeze({ type: 'system_prompt', content: 'p'.repeat(5000) });
+    const first = encodeFrame(frozen);
+    expect(encodeFrame(frozen)).toBe(first);
+    expect(parseFrameBody(first.subarray(4))).toEqual(frozen);
+    const plain = { type: 'system_prompt', content: 'p' };
+    const before = encodeFrame(plain);
+    plain.content = 'q';
+    expect(parseFrameBody(encodeFrame(plain).subarray(4))).toEqual({ type: 'system_prompt', content: 'q' });
+    expect(parseFrameBody(before.subarray(4))).toEqual({ type: 'system_prompt', content: 'p' });
+  });
+
+  it('refuses a frozen frame over the cap also when its bytes were encoded before', () => {
+    const frozen = Object.freeze({ s: 'x'.repeat(2000) });
+    encodeFrame(frozen);
+    expect(() => encodeFrame(frozen, 1024)).toThrow(expect.objectContaining({ code: 'FRAME_TOO_LARGE' }));
+  });
+
   it('produces valid UTF-8 even for lone surrogates', () => {
     const bytes = encodeFrame({ s: '\ud800' });
     expect(parseFrameBody(bytes.subarray(4))).toEqual({ s: '\ud800' });

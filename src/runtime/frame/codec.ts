@@ -25,21 +25,41 @@ export const DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024;
 /** Largest length the 4-byte header can express. */
 const MAX_UINT32 = 0xffff_ffff;
 
+/** Encodings of frozen frames, by frame (see {@link encodeFrame}). */
+const ENCODED = new WeakMap<object, Buffer>();
+
 /**
  * Encodes `value` as one frame (header + UTF-8 JSON body) in a single allocation.
  * Throws FRAME_TOO_LARGE when the body would exceed `maxFrameBytes`, so we never
  * send what a peer must reject.
+ *
+ * A frozen frame (`Object.freeze`, whose fields are primitives or frozen too) is
+ * encoded once and its bytes reused while it lives: sys answers every request with
+ * the same system prompt of several KB, which need not be serialised every time.
  */
 export function encodeFrame(value: object, maxFrameBytes: number = DEFAULT_MAX_FRAME_BYTES): Buffer {
+  const frozen = Object.isFrozen(value);
+  if (frozen) {
+    const encoded = ENCODED.get(value);
+    if (encoded !== undefined) {
+      checkLength(encoded.length - HEADER_BYTES, maxFrameBytes);
+      return encoded;
+    }
+  }
   const json = JSON.stringify(value);
   const length = Buffer.byteLength(json, 'utf8');
-  if (length > Math.min(maxFrameBytes, MAX_UINT32)) {
-    throw new ProtocolError('FRAME_TOO_LARGE', `frame of ${length} bytes exceeds the limit of ${maxFrameBytes} bytes`);
-  }
+  checkLength(length, maxFrameBytes);
   const out = Buffer.allocUnsafe(HEADER_BYTES + length);
   out.writeUInt32BE(length, 0);
   out.write(json, HEADER_BYTES, 'utf8');
+  if (frozen) ENCODED.set(value, out);
   return out;
+}
+
+function checkLength(length: number, maxFrameBytes: number): void {
+  if (length > Math.min(maxFrameBytes, MAX_UINT32)) {
+    throw new ProtocolError('FRAME_TOO_LARGE', `frame of ${length} bytes exceeds the limit of ${maxFrameBytes} bytes`);
+  }
 }
 
 /**

@@ -44,6 +44,15 @@ export interface StreamOptions extends ClientOptions {
 
 /** Connects to a Unix socket; rejects with UPSTREAM_UNAVAILABLE, TIMEOUT or CANCELLED. */
 export function connect(socketPath: string, options: ClientOptions = {}): Promise<net.Socket> {
+  return connectSocket(socketPath, options);
+}
+
+/** Lets {@link stream}'s own timer stop a connect in progress without composing signals. */
+interface Interrupt {
+  stop?: (() => void) | undefined;
+}
+
+function connectSocket(socketPath: string, options: ClientOptions, interrupt?: Interrupt): Promise<net.Socket> {
   const { signal } = options;
   const label = options.name ?? socketPath;
   const timeoutMs = options.connectTimeoutMs ?? 2000;
@@ -52,6 +61,7 @@ export function connect(socketPath: string, options: ClientOptions = {}): Promis
     const socket = net.createConnection({ path: socketPath });
     const finish = (err?: Error): void => {
       clearTimeout(timer);
+      if (interrupt) interrupt.stop = undefined;
       socket.off('connect', onConnect);
       socket.off('error', onError);
       signal?.removeEventListener('abort', onAbort);
@@ -63,6 +73,7 @@ export function connect(socketPath: string, options: ClientOptions = {}): Promis
     const onConnect = (): void => finish();
     const onError = (err: NodeJS.ErrnoException): void => finish(unavailable(label, socketPath, err));
     const onAbort = (): void => finish(abortError(signal, `request to ${label}`));
+    if (interrupt) interrupt.stop = onAbort;
     const timer = setTimeout(
       () =>
         finish(
@@ -102,18 +113,17 @@ export async function* stream(socketPath: string, request: Frame, options: Strea
       : setTimeout(() => {
           timedOut = true;
           socket?.destroy(cancelled());
-          timeoutController?.abort();
+          interrupt.stop?.();
         }, options.timeoutMs);
-  // Only needed to interrupt a connect in progress when the overall timeout fires.
-  const timeoutController = timer === undefined ? undefined : new AbortController();
-  const connectSignal = timeoutController && signal ? AbortSignal.any([signal, timeoutController.signal]) : (timeoutController?.signal ?? signal);
+  // How the timer stops a connect in progress (no AbortController + AbortSignal.any per hop: this runs for every hop of every request).
+  const interrupt: Interrupt = {};
   const onAbort = (): void => {
     socket?.destroy(cancelled());
   };
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     try {
-      socket = await (options.connection ?? connect(socketPath, { ...options, signal: connectSignal }));
+      socket = await (options.connection ?? connectSocket(socketPath, options, interrupt));
     } catch (err) {
       throw timedOut || signal?.aborted ? cancelled() : err;
     }

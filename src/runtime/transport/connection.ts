@@ -232,11 +232,15 @@ export class Connection {
     const started = performance.now();
     const type = request.type;
     const requestId = typeof request.request_id === 'string' && REQUEST_ID.test(request.request_id) ? request.request_id : randomUUID();
-    const log = this.options.log.child({ request_id: requestId, type: typeof type === 'string' ? type : undefined });
+    // The child logger is made when first used: most hops of most requests log nothing (pino's child() serialises its bindings).
+    let child: Logger | undefined;
+    const logOf = (): Logger => (child ??= this.options.log.child({ request_id: requestId, type: typeof type === 'string' ? type : undefined }));
     const { signal } = this.controller;
     const ctx: HandlerContext = {
       signal,
-      log,
+      get log() {
+        return logOf();
+      },
       requestId,
       send: (frame) => (signal.aborted ? Promise.reject(abortError(signal, 'request')) : this.writer.write(frame)),
     };
@@ -246,12 +250,12 @@ export class Connection {
       if (reply === null || typeof reply !== 'object') throw new Error(`handler for ${String(type)} returned no frame`);
     } catch (thrown) {
       reply = errorFrame(thrown);
-      this.logFailure(log, thrown);
+      this.logFailure(logOf, thrown);
     }
     clearInterval(this.probeTimer);
     const durationMs = Math.round((performance.now() - started) * 10) / 10;
     if (this.clientGone) {
-      log.info({ durationMs }, 'request cancelled: client disconnected');
+      logOf().info({ durationMs }, 'request cancelled: client disconnected');
       this.state = 'finished';
       return;
     }
@@ -259,13 +263,13 @@ export class Connection {
       await this.writer.write(reply);
     } catch (err) {
       if (err instanceof ZinoError && err.code === 'FRAME_TOO_LARGE') {
-        log.error({ err }, 'reply exceeds the frame limit');
+        logOf().error({ err }, 'reply exceeds the frame limit');
         await this.writer.write(errorFrame(new ZinoError('INTERNAL', `the reply exceeds the frame limit (${err.message})`))).catch(() => undefined);
       }
     }
     this.state = 'finished';
     // Debug: every hop of every request would log here; the services log their own outcome at info.
-    log.debug({ durationMs, outcome: reply.type }, 'request done');
+    if (this.options.log.isLevelEnabled('debug')) logOf().debug({ durationMs, outcome: reply.type }, 'request done');
     this.finish();
   }
 
@@ -294,8 +298,9 @@ export class Connection {
     return [...new Set(['ping', ...Object.keys(this.options.handlers)])].join(', ');
   }
 
-  private logFailure(log: Logger, thrown: unknown): void {
+  private logFailure(logOf: () => Logger, thrown: unknown): void {
     if (this.clientGone) return;
+    const log = logOf();
     if (thrown instanceof ZinoError) {
       if (CALLER_ERRORS.has(thrown.code)) log.info({ code: thrown.code, reason: thrown.message }, 'request refused');
       else if (thrown.code === 'INTERNAL') log.error({ err: thrown }, 'request failed');

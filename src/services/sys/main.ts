@@ -186,9 +186,12 @@ const sys: ServiceDefinition = {
       return prompt.content;
     };
     const reply = (content: string): SystemPromptReply => ({ type: 'system_prompt', content });
+    // The same frozen reply while the prompt is unchanged: the transport encodes a frozen frame once (codec.ts).
+    let current: Readonly<SystemPromptReply> = Object.freeze(reply(prompt.content));
+    const currentReply = (): Readonly<SystemPromptReply> => (current.content === prompt.content ? current : (current = Object.freeze(reply(prompt.content))));
     return {
       ...bindHandlers(SYS)({
-        get: () => reply(prompt.content),
+        get: () => currentReply(),
         reload: async () => reply(await reload()),
         set_soft_memory: (req) => {
           const content = requireString(req, 'content');
