@@ -5,10 +5,10 @@
  * text arrive in the order they happened either way. Breaking out of the iteration
  * or aborting `signal` closes the connection, which cancels the request downstream.
  */
-import { Endpoint, RemoteError, clientOptions, type ResolvedConfig } from '../../runtime/index.js';
+import { Endpoint, RemoteError, clientOptions, type ErrorFrame, type ResolvedConfig } from '../../runtime/index.js';
 import type { AgrEvent } from '../../protocol/agr.js';
 import { DAEMON, type AskRequest } from '../../protocol/daemon.js';
-import { RTR, type Usage } from '../../protocol/rtr.js';
+import { RTR, type ChunkFrame, type DoneFrame, type ResponseFrame, type Usage } from '../../protocol/rtr.js';
 import type { ChatJob } from './chat-request.js';
 
 /** One step of an answer. */
@@ -38,20 +38,12 @@ async function* fromDaemon(config: Readonly<ResolvedConfig>, job: ChatJob, ctx: 
     ...(job.topP !== undefined ? { top_p: job.topP } : {}),
   };
   for await (const frame of daemon.stream('ask', body, { mergeChunks: true })) {
+    if (isReplyFrame(frame)) {
+      // A `response`: a daemon that could not stream (it always can; a contract daemon might not).
+      if (yield* replySteps(frame)) return;
+      continue;
+    }
     switch (frame.type) {
-      case 'chunk':
-        yield { kind: 'text', delta: typeof frame.delta === 'string' ? frame.delta : '' };
-        break;
-      case 'done':
-        yield { kind: 'end', usage: usageOf(frame.usage) };
-        return;
-      case 'response':
-        // A daemon that could not stream (it always can; a contract daemon might not).
-        yield { kind: 'text', delta: typeof frame.content === 'string' ? frame.content : '' };
-        yield { kind: 'end', usage: usageOf(frame.usage) };
-        return;
-      case 'error':
-        throw new RemoteError(frame);
       case 'iteration':
       case 'tool_call':
       case 'tool_result':
@@ -75,22 +67,32 @@ async function* fromRtr(config: Readonly<ResolvedConfig>, job: ChatJob, ctx: Sou
     request_id: ctx.requestId,
     ...(job.maxTokens !== undefined ? { max_tokens: job.maxTokens } : {}),
   };
-  for await (const frame of rtr.stream('infer', body, { mergeChunks: true })) {
-    switch (frame.type) {
-      case 'chunk':
-        yield { kind: 'text', delta: typeof frame.delta === 'string' ? frame.delta : '' };
-        break;
-      case 'done':
-        yield { kind: 'end', usage: usageOf(frame.usage) };
-        return;
-      case 'response':
-        // `[rtr] streaming = false`: the whole reply at once.
-        yield { kind: 'text', delta: typeof frame.content === 'string' ? frame.content : '' };
-        yield { kind: 'end', usage: usageOf(frame.usage) };
-        return;
-      case 'error':
-        throw new RemoteError(frame);
-    }
+  // A `response` when `[rtr] streaming = false`: the whole reply at once.
+  for await (const frame of rtr.stream('infer', body, { mergeChunks: true })) if (yield* replySteps(frame)) return;
+}
+
+/** The frames both sources answer with: text, the end, or an error. */
+type ReplyFrame = ChunkFrame | DoneFrame | ResponseFrame | ErrorFrame;
+
+function isReplyFrame<F extends { type: string }>(frame: F | ReplyFrame): frame is ReplyFrame {
+  return frame.type === 'chunk' || frame.type === 'done' || frame.type === 'response' || frame.type === 'error';
+}
+
+/** Yields the steps of one reply frame (an error frame is thrown); returns true once the answer has ended. */
+function* replySteps(frame: ReplyFrame): Generator<AnswerStep, boolean, undefined> {
+  switch (frame.type) {
+    case 'chunk':
+      yield { kind: 'text', delta: typeof frame.delta === 'string' ? frame.delta : '' };
+      return false;
+    case 'done':
+      yield { kind: 'end', usage: usageOf(frame.usage) };
+      return true;
+    case 'response':
+      yield { kind: 'text', delta: typeof frame.content === 'string' ? frame.content : '' };
+      yield { kind: 'end', usage: usageOf(frame.usage) };
+      return true;
+    case 'error':
+      throw new RemoteError(frame);
   }
 }
 
