@@ -420,31 +420,19 @@ export class TfIdfIndex {
 
   private ensureCapacity(n: number): void {
     if (n <= this.s0.length) return;
-    let cap = this.s0.length;
-    while (cap < n) cap *= 2;
-    const grow = (a: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> => {
-      const b = new Float64Array(cap);
-      b.set(a);
-      return b;
-    };
-    this.s0 = grow(this.s0);
-    this.s1 = grow(this.s1);
-    this.s2 = grow(this.s2);
+    const cap = doubledTo(this.s0.length, n);
+    this.s0 = grown(this.s0, new Float64Array(cap));
+    this.s1 = grown(this.s1, new Float64Array(cap));
+    this.s2 = grown(this.s2, new Float64Array(cap));
     this.acc = new Float64Array(cap);
     this.touched = new Int32Array(cap);
   }
 
   private ensureTermCapacity(n: number): void {
     if (n <= this.soloDoc.length) return;
-    let cap = this.soloDoc.length;
-    while (cap < n) cap *= 2;
-    const grow = (a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> => {
-      const b = new Int32Array(cap);
-      b.set(a);
-      return b;
-    };
-    this.soloDoc = grow(this.soloDoc);
-    this.soloTf = grow(this.soloTf);
+    const cap = doubledTo(this.soloDoc.length, n);
+    this.soloDoc = grown(this.soloDoc, new Int32Array(cap));
+    this.soloTf = grown(this.soloTf, new Int32Array(cap));
   }
 }
 
@@ -489,4 +477,17 @@ class TopK {
 
 function better(idA: number, scoreA: number, idB: number, scoreB: number): boolean {
   return scoreA > scoreB || (scoreA === scoreB && idA < idB);
+}
+
+/** `cap` doubled until it holds `n`. */
+function doubledTo(cap: number, n: number): number {
+  let out = Math.max(cap, 1);
+  while (out < n) out *= 2;
+  return out;
+}
+
+/** `into` (a larger array of the same kind) with `from` copied to its start. */
+function grown<A extends Float64Array<ArrayBuffer> | Int32Array<ArrayBuffer>>(from: A, into: A): A {
+  into.set(from);
+  return into;
 }
