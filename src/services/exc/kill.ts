@@ -66,3 +66,13 @@ async function sweepOnce(needle: Buffer, killed: Set<number>): Promise<void> {
     }),
   );
 }
+
+/** True when a process `pid` exists (EPERM: it exists, owned by someone else). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

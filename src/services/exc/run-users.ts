@@ -20,6 +20,7 @@
 import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { abortError, type Logger } from '../../runtime/index.js';
+import { isAlive } from './kill.js';
 
 /** First uid (and gid) given to runs. */
 export const RUN_UID_BASE = 0x70000000;
@@ -162,13 +163,4 @@ export async function sweepRunUsers(log: Logger, pid: number = process.pid): Pro
   for (const uid of stale) killed += await killUser({ uid, gid: uid });
   if (killed > 0) log.warn({ processes: killed, uids: [...stale] }, 'processes of runs of a killed exc ended');
   return killed;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -7,6 +7,7 @@ import { chmod, chown, mkdtemp, readdir, rm, writeFile, lstat } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../../runtime/index.js';
+import { isAlive } from './kill.js';
 
 /** Prefix of every run directory under the system temp dir. */
 export const WORKDIR_PREFIX = 'zino-exc-';
@@ -99,14 +100,4 @@ export async function sweepStaleWorkdirs(options: SweepOptions): Promise<string[
     }
   }
   return removed;
-}
-
-/** True when a process `pid` exists (EPERM: it exists, owned by someone else). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
