@@ -69,7 +69,8 @@ describe('hostile approve frames', () => {
       { type: 'approve', id: '__proto__', decision: 'allow' },
       { type: 'approve', id: 'constructor', decision: 'allow' },
       { type: 'approve', id: `${real} `, decision: 'allow' },
-      { type: 'approve', id: real.toUpperCase(), decision: 'allow' },
+      // Ids are lower-case hex: an upper-case copy is another id, when the id has a letter at all (1 in about 110 has none).
+      ...(real.toUpperCase() === real ? [] : [{ type: 'approve', id: real.toUpperCase(), decision: 'allow' }]),
       { type: 'approve', id: real, decision: 'ALLOW' },
       { type: 'approve', id: real, decision: 'yes' },
       { type: 'approve', id: real, decision: true },
