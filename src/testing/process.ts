@@ -47,8 +47,12 @@ export function startProcess(script: string, args: string[], options: { env?: No
       }
     }
   });
+  // Resolved once the output has been read to its end ('close'), so that what the process
+  // logged last is in `logs`; 'exit' can come first. A grandchild that inherited the pipes
+  // (zino up's services) can hold them open: then at most 2 s after 'exit'.
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('close', (code, signal) => resolve({ code, signal }));
+    child.once('exit', (code, signal) => setTimeout(() => resolve({ code, signal }), 2000).unref());
   });
   return {
     child,

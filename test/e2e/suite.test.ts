@@ -77,7 +77,10 @@ describe('zino up', () => {
       'sys to answer again',
       30_000,
     );
-    expect(suite.logs.some((l) => typeof l.raw === 'string' && /zino up: sys crashed \(killed by SIGKILL\); restarting in/.test(l.raw))).toBe(true);
+    await waitFor(
+      () => suite.logs.some((l) => typeof l.raw === 'string' && /zino up: sys crashed \(killed by SIGKILL\); restarting in/.test(l.raw)),
+      'zino up to log the crash',
+    );
   });
 });
 

@@ -83,7 +83,10 @@ describe('zino up with [http] enabled', () => {
         ),
       'the endpoint to answer again',
     );
-    expect(suite.logs.some((l) => typeof l.raw === 'string' && /zino up: http crashed \(killed by SIGKILL\); restarting in/.test(l.raw))).toBe(true);
+    await waitFor(
+      () => suite.logs.some((l) => typeof l.raw === 'string' && /zino up: http crashed \(killed by SIGKILL\); restarting in/.test(l.raw)),
+      'zino up to log the crash',
+    );
   });
 });
 

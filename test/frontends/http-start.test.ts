@@ -101,6 +101,6 @@ describe('a running zino serve http', () => {
     }
     expect(text).toBe('one two three four five six seven eight');
     expect(await http.exited).toEqual({ code: 0, signal: null });
-    expect(http.logs.some((l) => l.msg === 'shutting down')).toBe(true);
+    await waitFor(() => http.logs.some((l) => l.msg === 'shutting down'), 'the front end to log its shutdown');
   });
 });

@@ -89,7 +89,7 @@ describe('daemon', () => {
         .map((f) => f.delta)
         .join(''),
     ).toBe('straight from rtr');
-    expect(group.get('daemon').logs.some((l) => l.msg === 'agr unreachable; answering through rtr directly')).toBe(true);
+    await waitFor(() => group.get('daemon').logs.some((l) => l.msg === 'agr unreachable; answering through rtr directly'), 'the daemon to log the fallback');
     const history = await request(group.get('mem').socket, { type: 'get_history', channel_id: 'f' });
     expect(history.messages).toHaveLength(2);
   });

@@ -138,7 +138,8 @@ describe('sys reload', () => {
     writeFileSync(path.join(dir, 'tools', 'broken.json'), '{');
     const reply = await request(service.socket, { type: 'reload' });
     expect(reply.content).toContain('execute_bash');
-    expect(service.logs.some((l) => l.msg === 'catalog problem' && String(l.problem).includes('broken.json'))).toBe(true);
+    // The line comes through a pipe, apart from the reply.
+    await waitFor(() => service.logs.some((l) => l.msg === 'catalog problem' && String(l.problem).includes('broken.json')), 'sys to report broken.json');
   });
 });
 
