@@ -42,6 +42,19 @@ const pty = (args: string[]): PtyRun => {
   return run;
 };
 const daemonSocket = (): string => path.join(dir, 'run', 'daemon.sock');
+
+/** SIGKILLs the daemon `pid` (with zino up frozen, so it stays down) and waits until its socket refuses connections. */
+async function killDaemon(pid: number): Promise<void> {
+  process.kill(pid, 'SIGKILL');
+  await waitFor(
+    () =>
+      connect(daemonSocket()).then(
+        (socket) => (socket.destroy(), false),
+        (err: { code?: string }) => err.code === 'UPSTREAM_UNAVAILABLE',
+      ),
+    'the daemon to refuse connections',
+  );
+}
 const ESC_CLEAR = '\x1b8\x1b[K';
 
 describe('the waiting line (point 5)', () => {
@@ -92,15 +105,7 @@ describe('zino chat at a terminal (point 7)', () => {
     expect(pid).toBeDefined();
     suite.child.kill('SIGSTOP');
     try {
-      process.kill(pid as number, 'SIGKILL');
-      await waitFor(
-        () =>
-          connect(daemonSocket()).then(
-            (socket) => (socket.destroy(), false),
-            (err: { code?: string }) => err.code === 'UPSTREAM_UNAVAILABLE',
-          ),
-        'the daemon to refuse connections',
-      );
+      await killDaemon(pid as number);
       mark = run.output().length;
       run.type('second line\n');
       await run.waitForOutput(/the daemon at .*daemon\.sock is not answering \((ECONNREFUSED|ENOENT)\); waiting up to 30 s/, 'the waiting notice', mark);
@@ -126,15 +131,7 @@ describe('zino chat at a terminal (point 7)', () => {
     const [pid] = processesMatching(`serve daemon --config ${file}`);
     suite.child.kill('SIGSTOP');
     try {
-      process.kill(pid as number, 'SIGKILL');
-      await waitFor(
-        () =>
-          connect(daemonSocket()).then(
-            (socket) => (socket.destroy(), false),
-            (err: { code?: string }) => err.code === 'UPSTREAM_UNAVAILABLE',
-          ),
-        'the daemon to refuse connections',
-      );
+      await killDaemon(pid as number);
       run.type('anyone?\n');
       const { code, output } = await run.exited;
       expect(code).toBe(69);

@@ -268,16 +268,7 @@ export class TfIdfIndex {
       list.tfs.splice(at, 1);
       if (this.bulk) continue;
       const n = list.docs.length;
-      const bOld = Math.log(2 + n);
-      const bNew = Math.log(1 + n);
-      const d1 = bNew - bOld;
-      const d2 = bNew * bNew - bOld * bOld;
-      for (let i = 0; i < n; i++) {
-        const d = list.docs[i] as number;
-        const tf2 = (list.tfs[i] as number) ** 2;
-        this.s1[d] = (this.s1[d] as number) + tf2 * d1;
-        this.s2[d] = (this.s2[d] as number) + tf2 * d2;
-      }
+      this.reweight(list, Math.log(2 + n), Math.log(1 + n));
     }
     if (!found && counts.size > 0) return false;
     this.s0[id] = 0;
@@ -373,17 +364,7 @@ export class TfIdfIndex {
     }
     const n = list.docs.length;
     const bNew = Math.log(2 + n);
-    if (!this.bulk) {
-      const bOld = Math.log(1 + n);
-      const d1 = bNew - bOld;
-      const d2 = bNew * bNew - bOld * bOld;
-      for (let i = 0; i < n; i++) {
-        const d = list.docs[i] as number;
-        const tf2 = (list.tfs[i] as number) ** 2;
-        this.s1[d] = (this.s1[d] as number) + tf2 * d1;
-        this.s2[d] = (this.s2[d] as number) + tf2 * d2;
-      }
-    }
+    if (!this.bulk) this.reweight(list, Math.log(1 + n), bNew);
     list.docs.push(id);
     list.tfs.push(tf);
     return bNew;
@@ -415,6 +396,18 @@ export class TfIdfIndex {
       this.s0[d] = (this.s0[d] as number) + w;
       this.s1[d] = (this.s1[d] as number) + w * b;
       this.s2[d] = (this.s2[d] as number) + w * b * b;
+    }
+  }
+
+  /** A term's document count changed, so its idf base went from `bOld` to `bNew`: moves the sums of the documents still in `list`. */
+  private reweight(list: Postings, bOld: number, bNew: number): void {
+    const d1 = bNew - bOld;
+    const d2 = bNew * bNew - bOld * bOld;
+    for (let i = 0; i < list.docs.length; i++) {
+      const d = list.docs[i] as number;
+      const tf2 = (list.tfs[i] as number) ** 2;
+      this.s1[d] = (this.s1[d] as number) + tf2 * d1;
+      this.s2[d] = (this.s2[d] as number) + tf2 * d2;
     }
   }
 
