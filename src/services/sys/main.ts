@@ -31,8 +31,11 @@ import { MEM } from '../../protocol/mem.js';
 import { SYS, type SystemPromptReply } from '../../protocol/sys.js';
 import { renderPrompt } from './render.js';
 
-/** Bound on asking mem for the soft memory, in ms. */
-const SOFT_MEMORY_TIMEOUT_MS = 1000;
+/**
+ * Bound on asking mem for the soft memory before sys listens, in ms: start-up is not
+ * held up by a slow mem (it is asked again, with the longer bound, once sys listens).
+ */
+const SOFT_MEMORY_START_TIMEOUT_MS = 1000;
 /** Bound on asking exc for its MCP tools, in ms. */
 const MCP_TOOLS_TIMEOUT_MS = 2000;
 
@@ -52,7 +55,7 @@ class SystemPrompt {
   ) {
     this.softMemory = config.sys.soft_memory;
     // 1 s: sys asks at start, before it listens, and every second while mem is not up yet.
-    this.mem = new Endpoint(MEM, config.mem.socket, clientOptions(config, 'mem', { timeoutMs: SOFT_MEMORY_TIMEOUT_MS }));
+    this.mem = new Endpoint(MEM, config.mem.socket, clientOptions(config, 'mem', { timeoutMs: config.limits.request_read_timeout_ms }));
     // Without MCP servers exc has no tools to offer: sys never asks.
     this.exc =
       Object.keys(config.mcp.servers).length > 0
@@ -79,11 +82,13 @@ class SystemPrompt {
 
   /**
    * Takes mem's durable soft memory when mem answers with a non-empty one.
-   * Returns false when mem could not be asked.
+   * Returns false when mem could not be asked. `timeoutMs` bounds the call (else
+   * `[limits] request_read_timeout_ms`: a soft memory can be a quarter of a frame,
+   * which takes a while to cross on a loaded machine).
    */
-  async syncSoftMemory(): Promise<boolean> {
+  async syncSoftMemory(timeoutMs?: number): Promise<boolean> {
     try {
-      const reply = await this.mem.request('get_soft', {});
+      const reply = await this.mem.request('get_soft', {}, timeoutMs === undefined ? {} : { timeoutMs });
       if (typeof reply.content === 'string' && reply.content !== '' && reply.content !== this.softMemory) {
         this.setSoftMemory(reply.content);
         this.log.info({ chars: reply.content.length }, 'soft memory taken from mem');
@@ -171,7 +176,8 @@ const sys: ServiceDefinition = {
     let softMemoryDone = false;
     let mcpToolsDone = false;
     const sync = async (): Promise<void> => {
-      const [soft, mcp] = await Promise.all([softMemoryDone || prompt.syncSoftMemory(), mcpToolsDone || prompt.syncMcpTools()]);
+      const softTimeout = tries === 0 ? SOFT_MEMORY_START_TIMEOUT_MS : undefined;
+      const [soft, mcp] = await Promise.all([softMemoryDone || prompt.syncSoftMemory(softTimeout), mcpToolsDone || prompt.syncMcpTools()]);
       softMemoryDone = soft;
       mcpToolsDone = mcp;
       if (!(soft && mcp) && ++tries < 30) {
