@@ -352,8 +352,9 @@ describe.runIf(HOST_VIEW)('after exc is killed with SIGKILL (host view)', () => 
       await first.stop('SIGKILL');
       first = undefined;
       await run;
-      // bwrap dies with exc, but no PID namespace ends the run with it: its processes run on until an exc ends them.
-      expect(processesMatching(`sleep ${marker}`)).toHaveLength(2);
+      // bwrap dies with exc, but no PID namespace ends the run with it: its processes run on until an exc ends
+      // them. Any root exc starting on this machine ends them (the run's uid outlived its exc), and other test
+      // files start some concurrently: so not asserted here that both still run, only that they end.
       second = await startService('exc', file);
       await waitFor(() => processesMatching(`sleep ${marker}`).length === 0, 'the next exc to end the leftover');
     } finally {
