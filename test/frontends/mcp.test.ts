@@ -163,7 +163,8 @@ describe('zino mcp over stdio', () => {
       .map((line) => JSON.parse(line) as { jsonrpc: string; id?: number; method?: string; params?: { progressToken: string; message: string } });
     for (const message of messages) expect(message.jsonrpc).toBe('2.0');
     const progress = messages.filter((m) => m.method === 'notifications/progress');
-    expect(progress.length).toBeGreaterThan(1);
+    // At least one: under load a hop merges queued chunks, so the count of notifications is not fixed; their text is.
+    expect(progress.length).toBeGreaterThan(0);
     expect(progress.every((m) => m.params?.progressToken === 'p-1')).toBe(true);
     expect(progress.map((m) => m.params?.message).join('')).toBe('Streamed in small pieces.');
     expect(messages.map((m) => m.id ?? m.method)).toEqual([1, ...progress.map(() => 'notifications/progress'), 2]);
