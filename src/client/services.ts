@@ -139,6 +139,16 @@ export class SysClient {
   async setSoftMemory(content: string, options: CallOptions = {}): Promise<string> {
     return (await this.endpoint.request('set_soft_memory', { content, ...common(options) }, call(options))).content;
   }
+
+  /**
+   * The prompt now and after each change (ZINO's `watch`), until sys stops (the
+   * iteration ends) or the caller breaks out or aborts `signal`. An error frame throws.
+   */
+  async *watch(options: CallOptions = {}): AsyncGenerator<string, void, undefined> {
+    for await (const frame of throwingErrors(this.endpoint.stream('watch', common(options), call(options)))) {
+      if (frame.type === 'system_prompt') yield frame.content;
+    }
+  }
 }
 
 /** zino-ctx: the context messages for a prompt. */

@@ -20,7 +20,23 @@ export interface SetSoftMemoryRequest {
   request_id?: string | undefined;
 }
 
-/** The reply to all three. */
+/**
+ * `{"type":"watch"}` (ZINO extra, opt-in): the current prompt as a `system_prompt`
+ * frame at once, then again each time it changes, until either side closes; sys ends
+ * the stream with `{"type":"done"}` when it shuts down. The daemon keeps the prompt
+ * this way instead of asking for it on every request.
+ */
+export interface WatchRequest {
+  type: 'watch';
+  request_id?: string | undefined;
+}
+
+/** The end of a `watch` stream (sys is shutting down). */
+export interface WatchEnd {
+  type: 'done';
+}
+
+/** The reply to `get`, `reload` and `set_soft_memory`, and each frame of `watch`. */
 export interface SystemPromptReply {
   type: 'system_prompt';
   content: string;
@@ -31,4 +47,5 @@ export const SYS = {
   get: message<GetRequest, SystemPromptReply>('get', { system_prompt: true }),
   reload: message<ReloadRequest, SystemPromptReply>('reload', { system_prompt: true }),
   set_soft_memory: message<SetSoftMemoryRequest, SystemPromptReply>('set_soft_memory', { system_prompt: true }),
+  watch: message<WatchRequest, WatchEnd, SystemPromptReply>('watch', { done: true }),
 } as const;

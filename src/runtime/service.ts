@@ -20,6 +20,8 @@ export interface ServiceInstance {
   reload?(): Promise<void> | void;
   /** Called once the service listens: work that need not delay its first answer (rtr imports the openai SDK). */
   listening?(): void;
+  /** Called when shutdown begins, before the server drains: ends requests that never end by themselves (sys's `watch`). */
+  stopping?(): void;
   /** Called after the server has drained on shutdown. */
   close?(): Promise<void> | void;
 }
@@ -51,6 +53,7 @@ export async function runService(options: RunServiceOptions): Promise<ZinoServer
     if (stopping) return;
     stopping = true;
     log.info({ signal, open: server.connectionCount }, 'shutting down');
+    instance.stopping?.();
     server
       .close()
       .then(() => instance.close?.())

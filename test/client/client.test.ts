@@ -152,6 +152,15 @@ describe('ZinoClient: each service', () => {
     expect(await zino.sys.get()).toContain('execute_bash');
     expect(await zino.sys.reload()).toContain('execute_bash');
     expect(await zino.sys.setSoftMemory('client soft memory')).toContain('client soft memory');
+    // watch: the prompt now, then the next change; breaking out closes the stream.
+    const seen: string[] = [];
+    for await (const prompt of zino.sys.watch()) {
+      seen.push(prompt);
+      if (seen.length === 1) void zino.sys.setSoftMemory('watched soft memory');
+      else break;
+    }
+    expect(seen[0]).toContain('client soft memory');
+    expect(seen[1]).toContain('watched soft memory');
   });
 
   it('ctx: builds the context with the channel history', async () => {

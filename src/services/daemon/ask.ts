@@ -41,6 +41,7 @@ import { MEM, checkChannelId } from '../../protocol/mem.js';
 import type { ChannelLock } from './channel-lock.js';
 import { dispatch } from './dispatch.js';
 import { assemblePrompt } from './prompt.js';
+import type { PromptWatch } from './prompt-watch.js';
 
 /** Answers one ask request. */
 export async function ask(
@@ -48,6 +49,7 @@ export async function ask(
   lock: ChannelLock,
   req: Unvalidated<AskRequest>,
   ctx: HandlerContext<ChunkFrame | AgrEvent | ApprovalRequired>,
+  watch?: PromptWatch,
 ): Promise<DoneFrame | ResponseFrame | ErrorFrame> {
   const message = requireString(req, 'message', { allowEmpty: false });
   checkMessageSize(config, message);
@@ -75,7 +77,7 @@ export async function ask(
   agrConnection.catch(() => undefined);
   let handedOver = false;
   try {
-    const prompt = await assemblePrompt(config, message, { channelId, history }, ctx);
+    const prompt = await assemblePrompt(config, message, { channelId, history }, ctx, watch);
     let text = '';
     let firstChunkMs: number | undefined;
     let terminal: DoneFrame | ResponseFrame | ErrorFrame | undefined;

@@ -8,19 +8,22 @@ import { DAEMON } from '../../protocol/daemon.js';
 import { approvals, approve } from './approvals.js';
 import { ask } from './ask.js';
 import { ChannelLock } from './channel-lock.js';
+import { PromptWatch } from './prompt-watch.js';
 import { status } from './status.js';
 
 const daemon: ServiceDefinition = {
   name: 'daemon',
-  create(config) {
+  create(config, log) {
     const lock = new ChannelLock();
+    const watch = new PromptWatch(config, log);
     return {
       ...bindHandlers(DAEMON)({
-        ask: (request, ctx) => ask(config, lock, request, ctx),
+        ask: (request, ctx) => ask(config, lock, request, ctx, watch),
         status: (_request, ctx) => status(config, ctx),
         approve: (request, ctx) => approve(config, request, ctx),
         approvals: (request, ctx) => approvals(config, request, ctx),
       }),
+      close: () => watch.close(),
     };
   },
 };

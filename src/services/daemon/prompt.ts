@@ -1,11 +1,12 @@
 /**
- * Assembling `[system?, ...context, user]`: the system prompt (sys `get`) and the
- * context (ctx `build`) are fetched concurrently; either one failing leaves its part
- * out and is logged, never failing the request.
+ * Assembling `[system?, ...context, user]`: the system prompt (kept from sys's `watch`
+ * stream, else sys `get`) and the context (ctx `build`) are fetched concurrently;
+ * either one failing leaves its part out and is logged, never failing the request.
  */
 import { Endpoint, chatMessages, clientOptions, forChatApi, type ChatMessage, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
 import { CTX } from '../../protocol/ctx.js';
 import { SYS } from '../../protocol/sys.js';
+import type { PromptWatch } from './prompt-watch.js';
 
 /** What the prompt may be built without: sys's prompt, ctx's context, or parts of it mem could not supply. */
 export type PromptPart = 'system_prompt' | 'context' | 'hard_memories' | 'history';
@@ -22,13 +23,21 @@ export interface HistorySource {
   history?: ChatMessage[] | undefined;
 }
 
-/** Builds the prompt for `message`, with the history of `source`. */
-export async function assemblePrompt(config: Readonly<ResolvedConfig>, message: string, source: HistorySource, ctx: HandlerContext): Promise<Prompt> {
+/** Builds the prompt for `message`, with the history of `source`; `watch` holds sys's prompt while its stream is open. */
+export async function assemblePrompt(
+  config: Readonly<ResolvedConfig>,
+  message: string,
+  source: HistorySource,
+  ctx: HandlerContext,
+  watch?: PromptWatch,
+): Promise<Prompt> {
   const options = { signal: ctx.signal, timeoutMs: config.daemon.dependency_timeout_ms };
-  const sys = new Endpoint(SYS, config.sys.socket, clientOptions(config, 'sys', options));
   const ctxService = new Endpoint(CTX, config.ctx.socket, clientOptions(config, 'ctx', options));
+  const kept = watch?.current;
   const [system, context] = await Promise.allSettled([
-    sys.request('get', { request_id: ctx.requestId }),
+    kept !== undefined
+      ? { content: kept }
+      : new Endpoint(SYS, config.sys.socket, clientOptions(config, 'sys', options)).request('get', { request_id: ctx.requestId }),
     ctxService.request('build', {
       user_message: message,
       request_id: ctx.requestId,

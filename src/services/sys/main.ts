@@ -170,6 +170,20 @@ const sys: ServiceDefinition = {
   async create(config, log) {
     const prompt = new SystemPrompt(config, log);
     await prompt.reload();
+    const reply = (content: string): SystemPromptReply => ({ type: 'system_prompt', content });
+    // The same frozen reply while the prompt is unchanged: the transport encodes a frozen frame once (codec.ts).
+    let current: Readonly<SystemPromptReply> = Object.freeze(reply(prompt.content));
+    const currentReply = (): Readonly<SystemPromptReply> => (current.content === prompt.content ? current : (current = Object.freeze(reply(prompt.content))));
+    const watchers = new Set<Watcher>();
+    const ending = new AbortController();
+    /**
+     * Hands the current prompt to every `watch` stream (those it is new to), waiting
+     * until each has taken it, within {@link PUBLISH_WAIT_MS}: a change is answered
+     * only after that, so whoever saw the answer and then asks the daemon gets the new prompt.
+     */
+    const publish = async (): Promise<void> => {
+      if (watchers.size > 0) await Promise.all([...watchers].map((w) => within(w.push(), PUBLISH_WAIT_MS)));
+    };
     // mem and exc may come up after us (zino up starts everything at once): keep asking for a while.
     let tries = 0;
     let retry: NodeJS.Timeout | undefined;
@@ -181,36 +195,119 @@ const sys: ServiceDefinition = {
       softMemoryDone = soft;
       mcpToolsDone = mcp;
       if (!(soft && mcp) && ++tries < 30) {
-        retry = setTimeout(() => void sync(), 1000);
+        // A later try may change the prompt (mem or exc came up): the watchers get it.
+        retry = setTimeout(() => void sync().then(publish), 1000);
         retry.unref();
       }
     };
-    await sync();
     const reload = async (): Promise<string> => {
       await prompt.reload();
       await Promise.all([prompt.syncSoftMemory(), prompt.syncMcpTools()]);
       return prompt.content;
     };
-    const reply = (content: string): SystemPromptReply => ({ type: 'system_prompt', content });
-    // The same frozen reply while the prompt is unchanged: the transport encodes a frozen frame once (codec.ts).
-    let current: Readonly<SystemPromptReply> = Object.freeze(reply(prompt.content));
-    const currentReply = (): Readonly<SystemPromptReply> => (current.content === prompt.content ? current : (current = Object.freeze(reply(prompt.content))));
+    await sync();
     return {
       ...bindHandlers(SYS)({
         get: () => currentReply(),
-        reload: async () => reply(await reload()),
-        set_soft_memory: (req) => {
+        reload: async () => {
+          await reload();
+          await publish();
+          return currentReply();
+        },
+        set_soft_memory: async (req) => {
           const content = requireString(req, 'content');
           checkSoftMemory(content, config.limits.max_frame_bytes);
-          return reply(prompt.setSoftMemory(content));
+          prompt.setSoftMemory(content);
+          await publish();
+          return currentReply();
+        },
+        watch: async (_req, ctx) => {
+          const watcher = new Watcher((frame) => ctx.send(frame), currentReply);
+          watchers.add(watcher);
+          try {
+            await watcher.push();
+            await untilAborted(ctx.signal, ending.signal);
+          } finally {
+            watchers.delete(watcher);
+          }
+          return { type: 'done' };
         },
       }),
       reload: async () => {
         await reload();
+        await publish();
       },
+      stopping: () => ending.abort(),
       close: () => clearTimeout(retry),
     };
   },
 };
+
+/**
+ * How long a change waits for a `watch` stream to take the new prompt, in ms. A
+ * reader that keeps up takes it at once; one that does not (a stuck client) must not
+ * hold up the answer, and gets the latest prompt when it reads again.
+ */
+const PUBLISH_WAIT_MS = 1000;
+
+/** One `watch` stream: sends the prompt when it changed since the last send, one frame at a time, the latest when it falls behind. */
+class Watcher {
+  private sent: string | undefined;
+  private inFlight: Promise<void> | undefined;
+  private again = false;
+
+  constructor(
+    private readonly send: (frame: Readonly<SystemPromptReply>) => Promise<void>,
+    private readonly current: () => Readonly<SystemPromptReply>,
+  ) {}
+
+  /** Settles once the socket has taken the latest prompt. */
+  push(): Promise<void> {
+    this.again = true;
+    if (this.inFlight) return this.inFlight;
+    // Cleared in a later microtask even when nothing was sent, so never before it is set.
+    const sending: Promise<void> = this.drain().finally(() => {
+      if (this.inFlight === sending) this.inFlight = undefined;
+    });
+    this.inFlight = sending;
+    return sending;
+  }
+
+  private async drain(): Promise<void> {
+    while (this.again) {
+      this.again = false;
+      const frame = this.current();
+      if (frame.content !== this.sent) {
+        await this.send(frame);
+        // The transport holds a frame until the end of the tick to send a burst in one write (writer.ts),
+        // but the change's answer may leave before that (a connection's end flushes at once): wait until
+        // this frame is with the kernel, so that it is ahead of the answer.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        this.sent = frame.content;
+      }
+    }
+  }
+}
+
+/** Resolves when either signal aborts. */
+function untilAborted(a: AbortSignal, b: AbortSignal): Promise<void> {
+  if (a.aborted || b.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      a.removeEventListener('abort', done);
+      b.removeEventListener('abort', done);
+      resolve();
+    };
+    a.addEventListener('abort', done, { once: true });
+    b.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Waits for `work` (its failure ignored: a watcher that went away) for at most `ms`. */
+async function within(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
 
 export default sys;

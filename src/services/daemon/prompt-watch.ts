@@ -1,0 +1,73 @@
+/**
+ * The system prompt, kept by the daemon through sys's `watch` stream instead of
+ * asked for on every request (one connection and one 5 KB frame fewer per request;
+ * docs/benchmarks.md, issue 18).
+ *
+ * The kept prompt is used only while the stream is open: sys sends the prompt at
+ * once and again on every change, and answers a change (`set_soft_memory`, `reload`)
+ * only once the new prompt is with the kernel on this stream. A client that saw that
+ * answer and then asks the daemon connects after the frame reached the daemon's socket:
+ * the daemon reads the frame no later than the loop iteration that accepts the new
+ * connection, and the request on it in a later one, so the request gets the new prompt
+ * (test/services/prompt-watch.test.ts asks 30 times in a row). When the stream ends (sys stopped, restarted, crashed) the kept prompt
+ * is dropped at once and every request asks sys again (`get`), as before, until a new
+ * stream is open; the daemon tries again every {@link RETRY_MS}. A sys that does not
+ * know `watch` (one written from the contract alone answers UNKNOWN_TYPE) is asked
+ * per request, and `watch` is tried again only after {@link UNSUPPORTED_RETRY_MS}.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Endpoint, clientOptions, type Logger, type ResolvedConfig } from '../../runtime/index.js';
+import { SYS } from '../../protocol/sys.js';
+
+/** Wait before opening the stream again after it ended or could not be opened, in ms. */
+export const RETRY_MS = 1000;
+/** Wait before trying `watch` again on a sys that answered UNKNOWN_TYPE, in ms. */
+export const UNSUPPORTED_RETRY_MS = 60_000;
+
+/** The prompt sys last sent on the open `watch` stream, if one is open. */
+export class PromptWatch {
+  private kept: string | undefined;
+  private readonly controller = new AbortController();
+
+  constructor(
+    private readonly config: Readonly<ResolvedConfig>,
+    private readonly log: Logger,
+  ) {
+    void this.run();
+  }
+
+  /** The current prompt while the stream is open; `undefined`: ask sys. */
+  get current(): string | undefined {
+    return this.kept;
+  }
+
+  /** Closes the stream and stops trying. */
+  close(): void {
+    this.controller.abort();
+    this.kept = undefined;
+  }
+
+  private async run(): Promise<void> {
+    const { signal } = this.controller;
+    const sys = new Endpoint(SYS, this.config.sys.socket, clientOptions(this.config, 'sys', { signal }));
+    while (!signal.aborted) {
+      let wait = RETRY_MS;
+      try {
+        for await (const frame of sys.stream('watch', {})) {
+          if (frame.type === 'system_prompt' && typeof frame.content === 'string') {
+            if (this.kept === undefined) this.log.debug('system prompt kept from sys (watch)');
+            this.kept = frame.content;
+          } else if (frame.type === 'error') {
+            if (frame.code === 'UNKNOWN_TYPE') wait = UNSUPPORTED_RETRY_MS;
+            this.log.debug({ code: frame.code, reason: frame.message }, 'sys refused watch; asking it per request');
+          }
+        }
+      } catch (err) {
+        this.log.debug({ reason: (err as Error).message }, 'no watch on sys; asking it per request');
+      }
+      // The stream is over: nothing kept is trusted any more.
+      this.kept = undefined;
+      await sleep(wait, undefined, { signal }).catch(() => undefined);
+    }
+  }
+}

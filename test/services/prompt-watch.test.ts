@@ -1,0 +1,159 @@
+/**
+ * sys's `watch` stream and the daemon keeping the system prompt through it (issue 18:
+ * one connection fewer per request), over real sockets: sys answers a change only after
+ * its watchers have the new prompt; the daemon asks sys no more while the stream is
+ * open, asks again (`get`) as soon as it ends, and keeps asking a sys without `watch`.
+ */
+import net from 'node:net';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ZinoError, request, serve, stream, type Frame, type OutgoingFrame } from '../../src/runtime/index.js';
+import { startServices, type ServiceGroup } from '../../src/testing/suite.js';
+import { mockOverrides, useMockLlm } from '../helpers/mock.js';
+import { captureLogger, tempDir, waitFor } from '../helpers/util.js';
+
+const llm = useMockLlm();
+const cleanups: (() => Promise<void> | void)[] = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function services(names: Parameters<typeof startServices>[0], dir: string): Promise<ServiceGroup> {
+  const group = await startServices(names, dir, mockOverrides(llm.mock));
+  cleanups.push(async () => {
+    for (const exit of Object.values(await group.stop())) expect(exit).toEqual({ code: 0, signal: null });
+  });
+  return group;
+}
+
+/** Reads a watch stream in the background: every frame, in order, as it arrives. */
+function watch(socket: string): { frames: Frame[]; ended: Promise<void> } {
+  const frames: Frame[] = [];
+  const ended = (async () => {
+    for await (const frame of stream(socket, { type: 'watch' })) frames.push(frame);
+  })();
+  return { frames, ended };
+}
+
+/** The system message the LLM got in its last call. */
+function lastSystemPrompt(): string | undefined {
+  const messages = llm.mock.stats.bodies.at(-1)?.messages as { role: string; content: string }[] | undefined;
+  return messages?.find((m) => m.role === 'system')?.content;
+}
+
+describe('sys watch', () => {
+  it('sends the prompt at once, then every change before the change is answered, and ends when sys stops', async () => {
+    const { dir, cleanup } = tempDir('zwatch');
+    cleanups.push(cleanup);
+    const group = await startServices(['sys'], dir, mockOverrides(llm.mock, { sys: { soft_memory: 'first' } }));
+    const socket = group.get('sys').socket;
+    const watched = watch(socket);
+    await waitFor(() => watched.frames.length === 1, 'the first frame');
+    expect(watched.frames[0]).toMatchObject({ type: 'system_prompt', content: expect.stringContaining('first') });
+
+    // What the daemon relies on: a request that reaches it on a new connection, sent after the change was
+    // answered, finds the new prompt already read from the stream. The test plays the daemon with a server
+    // of its own, and looks at the stream when that request arrives.
+    const seen: string[] = [];
+    const daemon = net.createServer((conn) => {
+      seen.push(String(watched.frames.at(-1)?.content));
+      conn.end();
+    });
+    const daemonPath = path.join(dir, 'fake-daemon.sock');
+    await new Promise<void>((resolve) => daemon.listen(daemonPath, resolve));
+    cleanups.push(() => new Promise<void>((resolve) => daemon.close(() => resolve())));
+    for (let i = 0; i < 50; i++) {
+      const reply = await request(socket, { type: 'set_soft_memory', content: `note ${i}` });
+      expect(reply.content).toContain(`note ${i}`);
+      await new Promise<void>((resolve) =>
+        net
+          .connect(daemonPath)
+          .on('close', () => resolve())
+          .resume(),
+      );
+      expect(seen.at(-1)).toBe(reply.content);
+    }
+    expect(watched.frames).toHaveLength(51);
+    // Unchanged by a reload: nothing new is sent.
+    await request(socket, { type: 'reload' });
+
+    // Stopping does not wait out the shutdown grace for the open stream: it ends with done.
+    expect(await group.stop()).toEqual({ sys: { code: 0, signal: null } });
+    await watched.ended;
+    expect(watched.frames.at(-1)).toEqual({ type: 'done' });
+    expect(group.get('sys').logs.map((l) => l.msg)).not.toContain('requests still running after the shutdown grace; cancelling them');
+  });
+});
+
+describe('the daemon keeping the prompt', () => {
+  it('stops asking sys while the watch stream is open, and asks again as soon as it ends', async () => {
+    llm.script({ rules: [{ reply: 'ok' }] });
+    const { dir, cleanup } = tempDir('zwatchd');
+    cleanups.push(cleanup);
+    const { log } = captureLogger();
+    let gets = 0;
+    let watches = 0;
+    let endWatch!: () => void;
+    const watchEnded = new Promise<void>((resolve) => (endWatch = resolve));
+    // A sys whose `get` and `watch` tell apart where the daemon's prompt came from; it takes one watch only.
+    const fakeSys = await serve(path.join(dir, 'run', 'sys.sock'), {
+      log,
+      handlers: {
+        get: () => (gets++, { type: 'system_prompt', content: 'FROM-GET' }),
+        watch: async (_req, ctx): Promise<OutgoingFrame> => {
+          if (++watches > 1) throw new ZinoError('UNKNOWN_TYPE', 'no second watch here');
+          await ctx.send({ type: 'system_prompt', content: 'FROM-WATCH' });
+          await watchEnded;
+          return { type: 'done' };
+        },
+      },
+    });
+    cleanups.push(() => fakeSys.close());
+    const group = await services(['rtr', 'daemon'], dir);
+    const daemon = group.get('daemon').socket;
+
+    await waitFor(async () => (await request(daemon, { message: 'hi' }), lastSystemPrompt() === 'FROM-WATCH'), 'the daemon to use the watched prompt');
+    const before = gets;
+    for (let i = 0; i < 3; i++) {
+      await request(daemon, { message: 'hi' });
+      expect(lastSystemPrompt()).toBe('FROM-WATCH');
+    }
+    expect(gets).toBe(before);
+
+    // The stream ends; once the daemon has tried again and been refused, it asks per request.
+    endWatch();
+    await waitFor(() => watches === 2, 'the daemon to try watching again');
+    await request(daemon, { message: 'hi' });
+    expect(lastSystemPrompt()).toBe('FROM-GET');
+    expect(gets).toBe(before + 1);
+  });
+
+  it('asks a sys that does not know watch on every request', async () => {
+    llm.script({ rules: [{ reply: 'ok' }] });
+    const { dir, cleanup } = tempDir('zwatchn');
+    cleanups.push(cleanup);
+    const { log } = captureLogger();
+    let gets = 0;
+    const fakeSys = await serve(path.join(dir, 'run', 'sys.sock'), { log, handlers: { get: () => (gets++, { type: 'system_prompt', content: 'ONLY-GET' }) } });
+    cleanups.push(() => fakeSys.close());
+    const group = await services(['rtr', 'daemon'], dir);
+    for (let i = 1; i <= 3; i++) {
+      await request(group.get('daemon').socket, { message: 'hi' });
+      expect(lastSystemPrompt()).toBe('ONLY-GET');
+      expect(gets).toBe(i);
+    }
+  });
+
+  it('answers with the soft memory just set, every time (real sys)', async () => {
+    llm.script({ rules: [{ reply: 'ok' }] });
+    const { dir, cleanup } = tempDir('zwatchr');
+    cleanups.push(cleanup);
+    const group = await services(['sys', 'rtr', 'daemon'], dir);
+    for (let i = 0; i < 30; i++) {
+      await request(group.get('sys').socket, { type: 'set_soft_memory', content: `fact number ${i}` });
+      await request(group.get('daemon').socket, { message: 'hi' });
+      expect(lastSystemPrompt()).toContain(`fact number ${i}`);
+    }
+  });
+});
