@@ -251,7 +251,11 @@ describe('ctx: asking mem', () => {
         [{ part: 'hard_memories', code: 'INTERNAL' }],
       ],
       [
-        { type: 'context_parts', hard: { results: [{ messages: [user('m')], score: 1 }] }, history: { error: { type: 'error', message: 'bad id', code: 'INVALID_REQUEST' } } },
+        {
+          type: 'context_parts',
+          hard: { results: [{ messages: [user('m')], score: 1 }] },
+          history: { error: { type: 'error', message: 'bad id', code: 'INVALID_REQUEST' } },
+        },
         { type: 'context', messages: [...EXAMPLES, user('m')], missing: ['history'] },
         [{ part: 'history', code: 'INVALID_REQUEST' }],
       ],

@@ -15,7 +15,7 @@ import { tempDir } from '../helpers/util.js';
 import { assistant, memEnv, user, type MemEnv } from './mem-helpers.js';
 
 let env: MemEnv | undefined;
-const others: { stop: () => Promise<void>; cleanup: () => void }[] = [];
+const others: { stop: () => Promise<unknown>; cleanup: () => void }[] = [];
 afterEach(async () => {
   await env?.stopAll();
   env?.cleanup();
@@ -34,10 +34,10 @@ function part(reply: Frame): Frame {
 }
 
 describe('mem: get_context', () => {
-  it("answers each part as search_hard and get_history answer it, in one frame, and only the parts asked for", async () => {
+  it('answers each part as search_hard and get_history answer it, in one frame, and only the parts asked for', async () => {
     env = memEnv('zmemctx');
     await env.start();
-    const call = env.call;
+    const call = (frame: Frame): Promise<Frame> => (env as MemEnv).call(frame);
     for (const [i, words] of ['restart nginx now', 'nginx config reload', 'postgres backup', 'cooking pasta', 'nginx logs rotate'].entries()) {
       expect(await call({ type: 'store_hard', messages: [user(words), assistant(`answer ${i}`)], tag: i % 2 ? 'ops' : null })).toMatchObject({ type: 'ok' });
     }
@@ -71,7 +71,7 @@ describe('mem: get_context', () => {
   it('answers a part that fails with the error its own message answers, and the other part beside it', async () => {
     env = memEnv('zmemctxerr');
     await env.start();
-    const call = env.call;
+    const call = (frame: Frame): Promise<Frame> => (env as MemEnv).call(frame);
     await call({ type: 'store_hard', messages: [user('restart nginx now')] });
     await call({ type: 'append_history', channel_id: 'c', messages: [user('h1')] });
     const longId = 'x'.repeat(300);

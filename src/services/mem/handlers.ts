@@ -198,7 +198,8 @@ export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEF
       else if (read) {
         // The two parts share one frame: the search's results first (as ctx ranks them), then the newest messages that still fit.
         const { messages, omitted } = fitNewest(read.messages, read.omitted, room);
-        if (omitted > read.omitted) ctx.log.warn({ returned: messages.length, omitted, boundBytes: room }, 'history part cut to the room left by the search results');
+        if (omitted > read.omitted)
+          ctx.log.warn({ returned: messages.length, omitted, boundBytes: room }, 'history part cut to the room left by the search results');
         reply.history = omitted > 0 ? { messages, truncated: true, omitted } : { messages };
       }
       return reply;
