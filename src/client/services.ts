@@ -9,7 +9,7 @@ import { RemoteError, type ChatMessage, type Endpoint, type ErrorFrame } from '.
 import type { AGR, AgrEvent, ApprovalRequired, RunDone, RunResult } from '../protocol/agr.js';
 import type { CTX, ContextReply } from '../protocol/ctx.js';
 import type { ApprovalsReply, CallToolResult, EXC, ExcCapabilities, ExecuteResult, ToolsReply, ValidationReply } from '../protocol/exc.js';
-import type { HardIndexStatus, HardMemoryResult, MEM } from '../protocol/mem.js';
+import type { HardIndexStatus, HardMemoryResult, HardPart, HistoryPart, MEM } from '../protocol/mem.js';
 import type { ChunkFrame, DoneFrame, RTR, ResponseFrame, RtrCapabilities, Usage } from '../protocol/rtr.js';
 import type { SYS } from '../protocol/sys.js';
 
@@ -113,6 +113,29 @@ export class MemClient {
   /** Replaces the soft memory string (durably; sys's prompt is updated with `sys.setSoftMemory`). */
   async setSoft(content: string, options: CallOptions = {}): Promise<void> {
     await this.endpoint.request('set_soft', { content, ...common(options) }, call(options));
+  }
+
+  /**
+   * ZINO extra (a mem written from the contract alone refuses it with UNKNOWN_TYPE):
+   * `searchHard(query, { topK })` and `getHistoryPage(channelId, { limit })` in one
+   * exchange. Each part is there when it was asked for (`query` given and `topK` not 0;
+   * `channelId` given) and is the other message's reply without its `type`; a part
+   * that failed carries its error frame (`{ error }`) instead of being thrown, and the
+   * search is `{ pending: true }` while the index is being built (ask `searchHard`,
+   * which waits for it).
+   */
+  async getContext(
+    options: CallOptions & { query?: string; topK?: number; channelId?: string; limit?: number } = {},
+  ): Promise<{ hard?: HardPart; history?: HistoryPart }> {
+    const body = {
+      ...(options.query === undefined ? {} : { query: options.query }),
+      ...(options.topK === undefined ? {} : { top_k: options.topK }),
+      ...(options.channelId === undefined ? {} : { channel_id: options.channelId }),
+      ...(options.limit === undefined ? {} : { limit: options.limit }),
+      ...common(options),
+    };
+    const { hard, history } = await this.endpoint.request('get_context', body, call(options));
+    return { ...(hard === undefined ? {} : { hard }), ...(history === undefined ? {} : { history }) };
   }
 
   /** How far the hard memory index is (`building` after a start, then `ready`); searches wait for it. */

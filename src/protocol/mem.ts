@@ -5,7 +5,7 @@
  * Every request may carry `request_id` (passed on for log correlation). Errors are
  * `{"type":"error","message","code"}` with `code` INVALID_REQUEST for bad input.
  */
-import { InvalidRequestError, message, type ChatMessage } from '../runtime/index.js';
+import { InvalidRequestError, message, type ChatMessage, type ErrorFrame } from '../runtime/index.js';
 
 /** Largest `channel_id`, in UTF-8 bytes; longer ids are refused with INVALID_REQUEST. */
 export const MAX_CHANNEL_ID_BYTES = 256;
@@ -178,6 +178,52 @@ export interface MemStatusReply {
   hard_index: HardIndexStatus;
 }
 
+/**
+ * ZINO extra (opt-in; a mem written from the contract alone answers UNKNOWN_TYPE):
+ * `→ {"type":"get_context","query"?,"top_k"?,"channel_id"?,"limit"?}` asks for what
+ * `search_hard` and `get_history` would answer, in one exchange. The search is asked
+ * for when `query` is given and `top_k` is not 0 (absent or null = 3); the history
+ * when `channel_id` is given (not null). Each part is validated, and may fail, on its
+ * own: a failed part comes back as its error, the other part is still answered.
+ */
+export interface GetContextRequest {
+  type: 'get_context';
+  query?: string | null | undefined;
+  /** Positive integer, or 0 for no search. @default 3 */
+  top_k?: number | null | undefined;
+  channel_id?: string | null | undefined;
+  /** As `get_history`'s: the N most recent messages; 0 or absent = all. */
+  limit?: number | null | undefined;
+  request_id?: string | undefined;
+}
+
+/** A part of a `context_parts` reply that failed: the error frame its own message would have answered. */
+export interface ContextPartError {
+  error: ErrorFrame;
+}
+
+/**
+ * The search part: `search_hard`'s reply without its `type`; or `pending: true` when
+ * the index is still being built (mem does not make the history wait for it: ask
+ * `search_hard` for this query, which waits for the index); or the search's error.
+ */
+export type HardPart = Omit<HardMemoriesReply, 'type'> | { pending: true } | ContextPartError;
+
+/** The history part: `get_history`'s reply without its `type`, or its error. */
+export type HistoryPart = Omit<HistoryReply, 'type'> | ContextPartError;
+
+/**
+ * `← {"type":"context_parts","hard"?,"history"?}`: each part present when it was asked
+ * for. Together they fit in one frame: the search results are cut as `search_hard`'s
+ * are, then the history to the room left (older messages first, counted in its
+ * `omitted`, with `truncated: true`).
+ */
+export interface ContextPartsReply {
+  type: 'context_parts';
+  hard?: HardPart;
+  history?: HistoryPart;
+}
+
 /** zino-mem's messages. */
 export const MEM = {
   get_history: message<GetHistoryRequest, HistoryReply>('get_history', { history: true }),
@@ -189,4 +235,5 @@ export const MEM = {
   get_soft: message<GetSoftRequest, SoftMemoryReply>('get_soft', { soft_memory: true }),
   set_soft: message<SetSoftRequest, OkReply>('set_soft', { ok: true }),
   status: message<MemStatusRequest, MemStatusReply>('status', { status: true }),
+  get_context: message<GetContextRequest, ContextPartsReply>('get_context', { context_parts: true }),
 } as const;

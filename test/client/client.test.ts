@@ -146,6 +146,12 @@ describe('ZinoClient: each service', () => {
     expect(await zino.mem.getSoft()).toBe('prefers metric units');
     await waitFor(async () => (await zino.mem.status()).state === 'ready', 'the hard memory index ready');
     expect(await zino.mem.status()).toMatchObject({ state: 'ready', entries: 1 });
+    await zino.mem.appendHistory('cl-mem', [{ role: 'user', content: 'c' }]);
+    expect(await zino.mem.getContext({ query: 'zebra zoo', topK: 1, channelId: 'cl-mem', limit: 5, requestId: 'cl-ctx-1' })).toEqual({
+      hard: { results: hits },
+      history: { messages: [{ role: 'user', content: 'c' }] },
+    });
+    expect(await zino.mem.getContext({ channelId: '' })).toEqual({ history: { error: expect.objectContaining({ type: 'error', code: 'INVALID_REQUEST' }) } });
   });
 
   it('sys: the prompt, reload, soft memory in the prompt', async () => {

@@ -2,7 +2,8 @@
  * zino-ctx: assembles the context messages that go between the system prompt and
  * the user message: skill examples (loaded at start, reloaded on SIGHUP), then the
  * hard memories mem finds for the user message, then the channel's recent history.
- * mem is asked for both at once; a part mem cannot supply is left out (fetch.ts).
+ * mem is asked for both in one exchange when it knows how (`get_context`), else with
+ * two calls at once; a part mem cannot supply is left out (fetch.ts).
  * `[ctx] max_context_tokens` trims the result (budget.ts).
  */
 import {
@@ -21,7 +22,7 @@ import {
 } from '../../runtime/index.js';
 import { CTX, type ContextPart } from '../../protocol/ctx.js';
 import { fitBudget, fitBytes, flatten } from './budget.js';
-import { fetchHardMemories, fetchHistory } from './fetch.js';
+import { MemFetcher } from './fetch.js';
 
 /** The user/assistant example pairs of every skill's fabricator, in skill-file order. */
 export async function loadExamples(config: Readonly<ResolvedConfig>, log: Logger): Promise<ChatMessage[]> {
@@ -30,22 +31,23 @@ export async function loadExamples(config: Readonly<ResolvedConfig>, log: Logger
 }
 
 /** Builds the `build` handler over the current examples. */
-export function buildHandler(config: Readonly<ResolvedConfig>, examples: () => ChatMessage[]): MessageHandler<typeof CTX.build> {
+export function buildHandler(config: Readonly<ResolvedConfig>, examples: () => ChatMessage[], mem: MemFetcher): MessageHandler<typeof CTX.build> {
   return async (request, ctx) => {
     const userMessage = requireString(request, 'user_message');
     const channelId = optionalString(request, 'channel_id');
     const given = request.history === undefined || request.history === null ? undefined : parseMessages(request.history, 'history');
     const { hard_memory_top_k: topK, history_limit: historyLimit, max_context_tokens: maxTokens } = config.ctx;
-    const [hard, history] = await Promise.all([
-      topK > 0 && userMessage.trim() !== '' ? fetchHardMemories(config, userMessage, topK, ctx) : Promise.resolve([]),
-      given !== undefined
-        ? Promise.resolve(lastMessages(given, historyLimit))
-        : channelId !== undefined && channelId !== ''
-          ? fetchHistory(config, channelId, historyLimit, ctx)
-          : Promise.resolve([]),
-    ]);
+    const { hard, history } = await mem.fetch(
+      {
+        query: topK > 0 && userMessage.trim() !== '' ? userMessage : undefined,
+        topK,
+        channelId: given === undefined && channelId !== undefined && channelId !== '' ? channelId : undefined,
+        limit: historyLimit,
+      },
+      ctx,
+    );
     const trimmed = fitBytes(
-      fitBudget({ examples: examples(), hard: hard ?? [], history: history ?? [] }, maxTokens),
+      fitBudget({ examples: examples(), hard: hard ?? [], history: given !== undefined ? lastMessages(given, historyLimit) : (history ?? []) }, maxTokens),
       Math.floor(config.limits.max_frame_bytes / 4),
     );
     const messages = flatten(trimmed.parts);
@@ -77,9 +79,11 @@ const definition: ServiceDefinition = {
   async create(config: Readonly<ResolvedConfig>, log: Logger): Promise<ServiceInstance> {
     let examples = await loadExamples(config, log);
     log.info({ examples: examples.length }, 'skill examples loaded');
+    const mem = new MemFetcher(config);
     return {
-      ...bindHandlers(CTX)({ build: buildHandler(config, () => examples) }),
+      ...bindHandlers(CTX)({ build: buildHandler(config, () => examples, mem) }),
       async reload() {
+        mem.reset();
         examples = await loadExamples(config, log);
         log.info({ examples: examples.length }, 'skill examples loaded');
       },

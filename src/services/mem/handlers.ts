@@ -11,16 +11,19 @@
 import {
   DEFAULT_MAX_FRAME_BYTES,
   InvalidRequestError,
+  castToError,
+  errorFrame,
   type ChatMessage,
+  type HandlerContext,
   optionalInteger,
   optionalString,
   parseMessages,
   requireString,
   type HandlersOf,
 } from '../../runtime/index.js';
-import { DEFAULT_TOP_K, type MEM } from '../../protocol/mem.js';
+import { DEFAULT_TOP_K, type ContextPartError, type ContextPartsReply, type HardMemoryResult, type MEM } from '../../protocol/mem.js';
 import type { HardStore } from './hard.js';
-import { messageBytes, type HistoryStore } from './history.js';
+import { messageBytes, type HistoryPage, type HistoryStore } from './history.js';
 import { checkChannelId } from './naming.js';
 import type { SoftMemory } from './soft.js';
 
@@ -81,19 +84,72 @@ function checkRecord(messages: readonly ChatMessage[], limits: MemLimits): void 
   }
 }
 
+/** A search part that is left to `search_hard`: the index is still being built. */
+const PENDING = Symbol('pending');
+
+/** A part's outcome: its value, or the error frame its own message would have answered. */
+async function settle<T>(part: 'hard' | 'history', ctx: HandlerContext, work: () => Promise<T>): Promise<T | ContextPartError> {
+  try {
+    return await work();
+  } catch (err) {
+    const error = errorFrame(err);
+    if (error.code === 'INTERNAL') ctx.log.error({ part, err: castToError(err) }, 'context part failed');
+    else ctx.log.info({ part, code: error.code, reason: error.message }, 'context part refused');
+    return { error };
+  }
+}
+
+/** The newest of `messages` (oldest first) whose encoded sizes add up to at most `maxBytes`; the older ones join `omitted`. */
+export function fitNewest(messages: ChatMessage[], omitted: number, maxBytes: number): { messages: ChatMessage[]; omitted: number } {
+  let bytes = 0;
+  let from = messages.length;
+  while (from > 0) {
+    const size = messageBytes(messages[from - 1] as ChatMessage);
+    if (bytes + size > maxBytes) break;
+    bytes += size;
+    from--;
+  }
+  return from === 0 ? { messages, omitted } : { messages: messages.slice(from), omitted: omitted + from };
+}
+
 /** Builds the handlers of every mem request type. */
 export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEFAULT_MAX_FRAME_BYTES)): HandlersOf<typeof MEM> {
+  /** `get_history`'s reading: the channel's last `limit` messages that fit in one reply. */
+  async function readHistory(request: { readonly channel_id?: unknown; readonly limit?: unknown }, ctx: HandlerContext): Promise<HistoryPage> {
+    const id = channelId(request);
+    const limit = optionalInteger(request, 'limit', { min: 0 }) ?? 0;
+    const { messages, omitted, bytesRead } = await stores.history.get(id, limit, limits.replyBytes);
+    ctx.log.debug({ limit, returned: messages.length, omitted, bytesRead }, 'history read');
+    if (omitted > 0) ctx.log.warn({ returned: messages.length, omitted, boundBytes: limits.replyBytes }, 'history reply cut to what fits in a frame');
+    return { messages, omitted };
+  }
+
+  /** `search_hard`'s search: the best `k` results that fit in one reply, and their encoded size. */
+  async function search(query: string, k: number, ctx: HandlerContext): Promise<{ results: HardMemoryResult[]; omitted: number; bytes: number }> {
+    const started = performance.now();
+    const found = await stores.hard.search(query, k, ctx.signal);
+    // Best first: keep the best results whose encoded size fits in one reply.
+    const results = [];
+    let bytes = 0;
+    for (const r of found) {
+      const size = Buffer.byteLength(JSON.stringify(r), 'utf8') + 1;
+      if (bytes + size > limits.replyBytes) break;
+      bytes += size;
+      results.push(r);
+    }
+    ctx.log.debug(
+      { topK: k, returned: results.length, entries: stores.hard.count, searchMs: Math.round((performance.now() - started) * 100) / 100 },
+      'hard memories searched',
+    );
+    const omitted = found.length - results.length;
+    if (omitted > 0) ctx.log.warn({ returned: results.length, omitted, boundBytes: limits.replyBytes }, 'search reply cut to what fits in a frame');
+    return { results, omitted, bytes };
+  }
+
   return {
     async get_history(request, ctx) {
-      const id = channelId(request);
-      const limit = optionalInteger(request, 'limit', { min: 0 }) ?? 0;
-      const { messages, omitted, bytesRead } = await stores.history.get(id, limit, limits.replyBytes);
-      ctx.log.debug({ limit, returned: messages.length, omitted, bytesRead }, 'history read');
-      if (omitted > 0) {
-        ctx.log.warn({ returned: messages.length, omitted, boundBytes: limits.replyBytes }, 'history reply cut to what fits in a frame');
-        return { type: 'history', messages, truncated: true, omitted };
-      }
-      return { type: 'history', messages };
+      const { messages, omitted } = await readHistory(request, ctx);
+      return omitted > 0 ? { type: 'history', messages, truncated: true, omitted } : { type: 'history', messages };
     },
 
     async append_history(request, ctx) {
@@ -112,28 +168,41 @@ export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEF
     },
 
     async search_hard(request, ctx) {
-      const query = requireString(request, 'query');
-      const k = topK(request);
-      const started = performance.now();
-      const found = await stores.hard.search(query, k, ctx.signal);
-      // Best first: keep the best results whose encoded size fits in one reply.
-      const results = [];
-      let bytes = 0;
-      for (const r of found) {
-        bytes += Buffer.byteLength(JSON.stringify(r), 'utf8') + 1;
-        if (bytes > limits.replyBytes) break;
-        results.push(r);
+      const { results, omitted } = await search(requireString(request, 'query'), topK(request), ctx);
+      return omitted > 0 ? { type: 'hard_memories', results, truncated: true, omitted } : { type: 'hard_memories', results };
+    },
+
+    async get_context(request, ctx) {
+      const wantsSearch = request.query !== undefined && request.query !== null && request.top_k !== 0;
+      const wantsHistory = request.channel_id !== undefined && request.channel_id !== null;
+      const [found, read] = await Promise.all([
+        wantsSearch
+          ? settle('hard', ctx, async () => {
+              const query = requireString(request, 'query');
+              const k = topK(request);
+              // Never waits for the index: while it is built, the history is answered and the search is left to search_hard.
+              return stores.hard.indexing ? PENDING : search(query, k, ctx);
+            })
+          : undefined,
+        wantsHistory ? settle('history', ctx, () => readHistory(request, ctx)) : undefined,
+      ]);
+      const reply: ContextPartsReply = { type: 'context_parts' };
+      let room = limits.replyBytes;
+      if (found === PENDING) reply.hard = { pending: true };
+      else if (found && 'error' in found) reply.hard = found;
+      else if (found) {
+        room -= found.bytes;
+        reply.hard = found.omitted > 0 ? { results: found.results, truncated: true, omitted: found.omitted } : { results: found.results };
       }
-      ctx.log.debug(
-        { topK: k, returned: results.length, entries: stores.hard.count, searchMs: Math.round((performance.now() - started) * 100) / 100 },
-        'hard memories searched',
-      );
-      const omitted = found.length - results.length;
-      if (omitted > 0) {
-        ctx.log.warn({ returned: results.length, omitted, boundBytes: limits.replyBytes }, 'search reply cut to what fits in a frame');
-        return { type: 'hard_memories', results, truncated: true, omitted };
+      if (read && 'error' in read) reply.history = read;
+      else if (read) {
+        // The two parts share one frame: the search's results first (as ctx ranks them), then the newest messages that still fit.
+        const { messages, omitted } = fitNewest(read.messages, read.omitted, room);
+        if (omitted > read.omitted)
+          ctx.log.warn({ returned: messages.length, omitted, boundBytes: room }, 'history part cut to the room left by the search results');
+        reply.history = omitted > 0 ? { messages, truncated: true, omitted } : { messages };
       }
-      return { type: 'hard_memories', results };
+      return reply;
     },
 
     async store_hard(request, ctx) {

@@ -198,6 +198,11 @@ export class HardStore {
     return this.index.size;
   }
 
+  /** True while the index is being built: a search would wait for it. */
+  get indexing(): boolean {
+    return !this.ready && !this.failure;
+  }
+
   /** Where the index stands: building (with how far it got), ready, or failed. */
   get indexStatus(): HardIndexStatus {
     const state = this.ready ? 'ready' : this.failure ? 'failed' : 'building';
