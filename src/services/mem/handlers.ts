@@ -17,6 +17,7 @@ import {
   parseMessages,
   requireString,
   type HandlersOf,
+  type Logger,
 } from '../../runtime/index.js';
 import { DEFAULT_TOP_K, type MEM } from '../../protocol/mem.js';
 import type { HardStore } from './hard.js';
@@ -81,14 +82,20 @@ function checkRecord(messages: readonly ChatMessage[], limits: MemLimits): void 
   }
 }
 
-/** Builds the handlers of every mem request type. */
-export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEFAULT_MAX_FRAME_BYTES)): HandlersOf<typeof MEM> {
+/**
+ * Builds the handlers of every mem request type. With `serviceLog` (the service's
+ * logger), the per-request debug lines are skipped unless it is at debug: calling a
+ * request's `ctx.log` makes its child logger (pino's `child()` serialises the
+ * bindings), which was several per cent of mem's CPU on a request that logs nothing.
+ */
+export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEFAULT_MAX_FRAME_BYTES), serviceLog?: Logger): HandlersOf<typeof MEM> {
+  const debug = (): boolean => serviceLog?.isLevelEnabled('debug') ?? true;
   return {
     async get_history(request, ctx) {
       const id = channelId(request);
       const limit = optionalInteger(request, 'limit', { min: 0 }) ?? 0;
       const { messages, omitted, bytesRead } = await stores.history.get(id, limit, limits.replyBytes);
-      ctx.log.debug({ limit, returned: messages.length, omitted, bytesRead }, 'history read');
+      if (debug()) ctx.log.debug({ limit, returned: messages.length, omitted, bytesRead }, 'history read');
       if (omitted > 0) {
         ctx.log.warn({ returned: messages.length, omitted, boundBytes: limits.replyBytes }, 'history reply cut to what fits in a frame');
         return { type: 'history', messages, truncated: true, omitted };
@@ -101,7 +108,7 @@ export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEF
       const messages = parseMessages(request.messages, 'messages');
       checkRecord(messages, limits);
       await stores.history.append(id, messages);
-      ctx.log.debug({ count: messages.length }, 'history appended');
+      if (debug()) ctx.log.debug({ count: messages.length }, 'history appended');
       return { type: 'ok' };
     },
 
@@ -124,10 +131,11 @@ export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEF
         if (bytes > limits.replyBytes) break;
         results.push(r);
       }
-      ctx.log.debug(
-        { topK: k, returned: results.length, entries: stores.hard.count, searchMs: Math.round((performance.now() - started) * 100) / 100 },
-        'hard memories searched',
-      );
+      if (debug())
+        ctx.log.debug(
+          { topK: k, returned: results.length, entries: stores.hard.count, searchMs: Math.round((performance.now() - started) * 100) / 100 },
+          'hard memories searched',
+        );
       const omitted = found.length - results.length;
       if (omitted > 0) {
         ctx.log.warn({ returned: results.length, omitted, boundBytes: limits.replyBytes }, 'search reply cut to what fits in a frame');
@@ -141,7 +149,7 @@ export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEF
       checkRecord(messages, limits);
       const tag = optionalString(request, 'tag') ?? null;
       const id = await stores.hard.store(messages, tag);
-      ctx.log.debug({ id, count: messages.length }, 'hard memory stored');
+      if (debug()) ctx.log.debug({ id, count: messages.length }, 'hard memory stored');
       return { type: 'ok', id };
     },
 
@@ -172,7 +180,7 @@ export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEF
         );
       }
       await stores.soft.set(content);
-      ctx.log.debug({ chars: content.length }, 'soft memory replaced');
+      if (debug()) ctx.log.debug({ chars: content.length }, 'soft memory replaced');
       return { type: 'ok' };
     },
   };
