@@ -38,8 +38,8 @@ export interface ReadStats {
  * The lines of `[0, end)` from last to first. `end` must be 0 or follow a newline.
  * Blank lines are yielded too (as empty buffers); callers skip them. The last
  * {@link TAIL_BLOCK_BYTES} (most reads need no more) are read synchronously
- * (files.ts); the blocks before them, `blockBytes` each, through the thread pool, so
- * a long scan gives the event loop its turns.
+ * (files.ts); the rest of the last `blockBytes`, and the blocks before, through the
+ * thread pool, so a long scan gives the event loop its turns.
  */
 export async function* linesBackward(handle: FileHandle, end: number, stats: ReadStats = { bytesRead: 0 }, blockBytes = BLOCK_BYTES): AsyncGenerator<Line> {
   if (end <= 0) return;
@@ -47,7 +47,8 @@ export async function* linesBackward(handle: FileHandle, end: number, stats: Rea
   let tail: Buffer[] = []; // bytes of the current line found in later blocks, in file order
   while (pos > 0) {
     const first = pos === end - 1;
-    const len = Math.min(first ? Math.min(blockBytes, TAIL_BLOCK_BYTES) : blockBytes, pos);
+    // After the tail block, the rest of the last `blockBytes`, then whole blocks: never more bytes than blocks alone.
+    const len = Math.min(first ? Math.min(blockBytes, TAIL_BLOCK_BYTES) : blockBytes - ((end - 1 - pos) % blockBytes), pos);
     const start = pos - len;
     const buf = first && len <= SYNC_IO_BYTES ? readAtSync(handle, start, len) : await readAt(handle, start, len);
     stats.bytesRead += buf.length;
