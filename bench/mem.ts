@@ -17,6 +17,10 @@
  * - append_history p50 of the first and the last 100 of 10,000 one-message appends
  *   to one channel (target last/first ≤ 1.5: the cost does not grow with history).
  * - get_history(limit 50) p50 on a 100,000-message channel (target ≤ 2 ms).
+ * - mem's CPU and write system calls per chat turn (`search_hard` ∥ `get_history`
+ *   limit 50, then `append_history`, as ctx and the daemon ask for one request), from
+ *   /proc, over 3,000 turns after 300 of warm-up, with 50 hard memories so that each
+ *   search reads its hits back.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { rm, mkdtemp } from 'node:fs/promises';
@@ -25,6 +29,7 @@ import path from 'node:path';
 import { request } from '../src/runtime/index.js';
 import { startService, writeTestConfig, type StartedService } from '../src/testing/suite.js';
 import { percentile, record, timeMs } from './lib.js';
+import { cpuMs, syscalls } from './proc.js';
 
 const QUERIES = 400;
 const WARMUP = 40;
@@ -289,6 +294,38 @@ async function tailRead(): Promise<void> {
   }
 }
 
+async function turnCpu(): Promise<void> {
+  const e = await env();
+  try {
+    await withMem(e, async (mem) => {
+      const pid = mem.child.pid as number;
+      const rand = random(13);
+      for (let i = 0; i < 50; i++) await request(mem.socket, { type: 'store_hard', messages: [{ role: 'user', content: sentence(rand, 30) }] });
+      const query = sentence(rand, 3);
+      const turn = async (i: number): Promise<void> => {
+        await Promise.all([
+          request(mem.socket, { type: 'search_hard', query, top_k: 5 }),
+          request(mem.socket, { type: 'get_history', channel_id: 'turns', limit: 50 }),
+        ]);
+        const messages = [
+          { role: 'user', content: `question ${i}: ${query}` },
+          { role: 'assistant', content: sentence(rand, 12) },
+        ];
+        await request(mem.socket, { type: 'append_history', channel_id: 'turns', messages });
+      };
+      for (let i = 0; i < 300; i++) await turn(i);
+      const TURNS = 3000;
+      const cpu0 = cpuMs(pid);
+      const writes0 = syscalls(pid).writes;
+      for (let i = 0; i < TURNS; i++) await turn(i);
+      record({ name: 'mem.cpu_per_turn', value: round((cpuMs(pid) - cpu0) / TURNS), unit: 'ms', details: { turns: TURNS } });
+      record({ name: 'mem.write_syscalls_per_turn', value: round((syscalls(pid).writes - writes0) / TURNS), unit: 'writes' });
+    });
+  } finally {
+    await rm(e.dir, { recursive: true, force: true });
+  }
+}
+
 function round(x: number): number {
   return Math.round(x * 1000) / 1000;
 }
@@ -301,4 +338,5 @@ export async function run(): Promise<void> {
   await startDistinct();
   await appendGrowth();
   await tailRead();
+  await turnCpu();
 }

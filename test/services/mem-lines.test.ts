@@ -35,6 +35,52 @@ describe('JSON Lines readers', () => {
     }
   });
 
+  it('backwards with the default blocks (a 16 KiB tail read on the event loop, then up to 64 KiB ones) yields every line once and reads each byte once', async () => {
+    // Line lengths chosen to end and straddle the 16 KiB and 64 KiB boundaries, some longer than a block.
+    const sizes = [10, 16 * 1024 - 30, 40, 48 * 1024 + 5, 3, 70 * 1024, 1, 200 * 1024, 15, 64 * 1024 - 1, 64 * 1024, 64 * 1024 + 1, 16 * 1024, 7];
+    const lines = sizes.map((n, i) => `{"i":${i},"s":"${String.fromCharCode(97 + (i % 26)).repeat(n)}"}`);
+    const file = path.join(dir, 'long.jsonl');
+    await writeFile(file, lines.map((l) => `${l}\n`).join(''));
+    const handle = await open(file, 'r');
+    try {
+      const { size } = await handle.stat();
+      for (let drop = 0; drop < lines.length; drop++) {
+        // Every prefix of the file, so each line in turn is the last one (read in the tail block).
+        const kept = lines.slice(0, lines.length - drop);
+        const end = kept.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
+        const stats = { bytesRead: 0 };
+        const back = await collect(linesBackward(handle, end, stats));
+        expect(back.map((l) => l.text).reverse()).toEqual(kept);
+        expect(back.at(-1)?.start).toBe(0);
+        expect(stats.bytesRead).toBe(end - 1); // the final newline is not read
+      }
+      expect(size).toBeGreaterThan(400 * 1024);
+      // The last short lines come from the 16 KiB tail alone.
+      const stats = { bytesRead: 0 };
+      let last = '';
+      for await (const line of linesBackward(handle, size, stats)) {
+        last = line.text.toString('utf8');
+        break;
+      }
+      expect(last).toBe(lines.at(-1));
+      expect(stats.bytesRead).toBe(16 * 1024);
+    } finally {
+      await handle.close();
+    }
+    // Lines past the tail block: the rest of the last 64 KiB comes next, so no more bytes are read than with 64 KiB blocks alone.
+    const small = path.join(dir, 'small.jsonl');
+    await writeFile(small, '{"x":1}\n'.repeat(100_000));
+    const h = await open(small, 'r');
+    try {
+      const stats = { bytesRead: 0 };
+      let n = 0;
+      for await (const _ of linesBackward(h, 800_000, stats)) if (++n === 3000) break; // 24,000 bytes
+      expect(stats.bytesRead).toBe(64 * 1024);
+    } finally {
+      await h.close();
+    }
+  });
+
   it('backwards reading of the last lines touches only the tail', async () => {
     const file = path.join(dir, 'big.jsonl');
     await writeFile(file, '{"x":1}\n'.repeat(200_000));

@@ -20,6 +20,7 @@ import {
   parseMessages,
   requireString,
   type HandlersOf,
+  type Logger,
 } from '../../runtime/index.js';
 import { DEFAULT_TOP_K, type ContextPartError, type ContextPartsReply, type HardMemoryResult, type MEM } from '../../protocol/mem.js';
 import type { HardStore } from './hard.js';
@@ -112,14 +113,20 @@ export function fitNewest(messages: ChatMessage[], omitted: number, maxBytes: nu
   return from === 0 ? { messages, omitted } : { messages: messages.slice(from), omitted: omitted + from };
 }
 
-/** Builds the handlers of every mem request type. */
-export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEFAULT_MAX_FRAME_BYTES)): HandlersOf<typeof MEM> {
+/**
+ * Builds the handlers of every mem request type. With `serviceLog` (the service's
+ * logger), the per-request debug lines are skipped unless it is at debug: calling a
+ * request's `ctx.log` makes its child logger (pino's `child()` serialises the
+ * bindings), which was several per cent of mem's CPU on a request that logs nothing.
+ */
+export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEFAULT_MAX_FRAME_BYTES), serviceLog?: Logger): HandlersOf<typeof MEM> {
+  const debug = (): boolean => serviceLog?.isLevelEnabled('debug') ?? true;
   /** `get_history`'s reading: the channel's last `limit` messages that fit in one reply. */
   async function readHistory(request: { readonly channel_id?: unknown; readonly limit?: unknown }, ctx: HandlerContext): Promise<HistoryPage> {
     const id = channelId(request);
     const limit = optionalInteger(request, 'limit', { min: 0 }) ?? 0;
     const { messages, omitted, bytesRead } = await stores.history.get(id, limit, limits.replyBytes);
-    ctx.log.debug({ limit, returned: messages.length, omitted, bytesRead }, 'history read');
+    if (debug()) ctx.log.debug({ limit, returned: messages.length, omitted, bytesRead }, 'history read');
     if (omitted > 0) ctx.log.warn({ returned: messages.length, omitted, boundBytes: limits.replyBytes }, 'history reply cut to what fits in a frame');
     return { messages, omitted };
   }
@@ -137,10 +144,11 @@ export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEF
       bytes += size;
       results.push(r);
     }
-    ctx.log.debug(
-      { topK: k, returned: results.length, entries: stores.hard.count, searchMs: Math.round((performance.now() - started) * 100) / 100 },
-      'hard memories searched',
-    );
+    if (debug())
+      ctx.log.debug(
+        { topK: k, returned: results.length, entries: stores.hard.count, searchMs: Math.round((performance.now() - started) * 100) / 100 },
+        'hard memories searched',
+      );
     const omitted = found.length - results.length;
     if (omitted > 0) ctx.log.warn({ returned: results.length, omitted, boundBytes: limits.replyBytes }, 'search reply cut to what fits in a frame');
     return { results, omitted, bytes };
@@ -157,7 +165,7 @@ export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEF
       const messages = parseMessages(request.messages, 'messages');
       checkRecord(messages, limits);
       await stores.history.append(id, messages);
-      ctx.log.debug({ count: messages.length }, 'history appended');
+      if (debug()) ctx.log.debug({ count: messages.length }, 'history appended');
       return { type: 'ok' };
     },
 
@@ -210,7 +218,7 @@ export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEF
       checkRecord(messages, limits);
       const tag = optionalString(request, 'tag') ?? null;
       const id = await stores.hard.store(messages, tag);
-      ctx.log.debug({ id, count: messages.length }, 'hard memory stored');
+      if (debug()) ctx.log.debug({ id, count: messages.length }, 'hard memory stored');
       return { type: 'ok', id };
     },
 
@@ -241,7 +249,7 @@ export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEF
         );
       }
       await stores.soft.set(content);
-      ctx.log.debug({ chars: content.length }, 'soft memory replaced');
+      if (debug()) ctx.log.debug({ chars: content.length }, 'soft memory replaced');
       return { type: 'ok' };
     },
   };

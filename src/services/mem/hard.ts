@@ -35,7 +35,7 @@ import { open, readFile, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { ZinoError, castToError, chatMessages, isChatMessage, type ChatMessage, type Logger } from '../../runtime/index.js';
 import type { HardIndexStatus, HardMemoryResult } from '../../protocol/mem.js';
-import { fsyncDir, isNotFound, readAt, replaceFile, writeAll } from './files.js';
+import { fsyncDir, isNotFound, readAt, readAtSync, replaceFile, SYNC_IO_BYTES, writeAll } from './files.js';
 import { linesBackward, linesForward, parseLine, repairTail, type Line } from './lines.js';
 import { OpQueue } from './queue.js';
 import { Slicer, WorkStopped } from './slices.js';
@@ -242,9 +242,15 @@ export class HardStore {
   async search(query: string, topK: number, signal?: AbortSignal): Promise<HardMemoryResult[]> {
     await this.whenReady(signal);
     const hits = this.index.search(indexedTerms(query), topK);
+    // The best hits are read synchronously up to SYNC_IO_BYTES in all (files.ts), the rest through the thread pool.
+    let syncBytes = 0;
     const found = await Promise.all(
       hits.map(async ({ id, score }) => {
-        const entry = hardRecord(await readAt(this.handle, this.offsets[id] as number, this.lengths[id] as number));
+        const offset = this.offsets[id] as number;
+        const length = this.lengths[id] as number;
+        const now = syncBytes + length <= SYNC_IO_BYTES;
+        if (now) syncBytes += length;
+        const entry = hardRecord(now ? readAtSync(this.handle, offset, length) : await readAt(this.handle, offset, length));
         // Forgotten while this search read it: it is gone, as it would have been a moment later.
         if (!entry && this.offsets[id] === -1) return undefined;
         if (!entry) throw new ZinoError('INTERNAL', `hard memory ${id} could not be read back`);

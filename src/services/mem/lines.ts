@@ -10,11 +10,16 @@
  */
 import type { FileHandle } from 'node:fs/promises';
 import type { Logger } from '../../runtime/index.js';
-import { readAt } from './files.js';
+import { readAt, readAtSync, SYNC_IO_BYTES } from './files.js';
 
 const NL = 0x0a;
 /** Block size of the readers. */
 export const BLOCK_BYTES = 64 * 1024;
+/**
+ * Size of the first block read backwards: a history's last few dozen messages (what
+ * ctx asks for) usually fit, and a smaller block is a smaller copy and allocation.
+ */
+export const TAIL_BLOCK_BYTES = 16 * 1024;
 
 /** One line of a file, without its newline. */
 export interface Line {
@@ -31,16 +36,21 @@ export interface ReadStats {
 
 /**
  * The lines of `[0, end)` from last to first. `end` must be 0 or follow a newline.
- * Blank lines are yielded too (as empty buffers); callers skip them.
+ * Blank lines are yielded too (as empty buffers); callers skip them. The last
+ * {@link TAIL_BLOCK_BYTES} (most reads need no more) are read synchronously
+ * (files.ts); the rest of the last `blockBytes`, and the blocks before, through the
+ * thread pool, so a long scan gives the event loop its turns.
  */
 export async function* linesBackward(handle: FileHandle, end: number, stats: ReadStats = { bytesRead: 0 }, blockBytes = BLOCK_BYTES): AsyncGenerator<Line> {
   if (end <= 0) return;
   let pos = end - 1; // the final newline is not part of any line
   let tail: Buffer[] = []; // bytes of the current line found in later blocks, in file order
   while (pos > 0) {
-    const len = Math.min(blockBytes, pos);
+    const first = pos === end - 1;
+    // After the tail block, the rest of the last `blockBytes`, then whole blocks: never more bytes than blocks alone.
+    const len = Math.min(first ? Math.min(blockBytes, TAIL_BLOCK_BYTES) : blockBytes - ((end - 1 - pos) % blockBytes), pos);
     const start = pos - len;
-    const buf = await readAt(handle, start, len);
+    const buf = first && len <= SYNC_IO_BYTES ? readAtSync(handle, start, len) : await readAt(handle, start, len);
     stats.bytesRead += buf.length;
     let segEnd = buf.length;
     for (let i = buf.lastIndexOf(NL, segEnd - 1); i >= 0; i = segEnd > 0 ? buf.lastIndexOf(NL, segEnd - 1) : -1) {
