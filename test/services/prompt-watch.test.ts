@@ -8,7 +8,10 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ZinoError, request, serve, stream, type Frame, type OutgoingFrame } from '../../src/runtime/index.js';
-import { startServices, type ServiceGroup } from '../../src/testing/suite.js';
+import { startServices, writeTestConfig, type ServiceGroup } from '../../src/testing/suite.js';
+import { loadConfig } from '../../src/runtime/config/load.js';
+import { PromptWatch } from '../../src/services/daemon/prompt-watch.js';
+import { encodeFrame, FrameDecoder } from '../../src/runtime/index.js';
 import { mockOverrides, useMockLlm } from '../helpers/mock.js';
 import { captureLogger, tempDir, waitFor } from '../helpers/util.js';
 
@@ -155,5 +158,40 @@ describe('the daemon keeping the prompt', () => {
       await request(group.get('daemon').socket, { message: 'hi' });
       expect(lastSystemPrompt()).toContain(`fact number ${i}`);
     }
+  });
+});
+
+describe('PromptWatch against a sys that refuses watch', () => {
+  it('tells a contract-only refusal (no code, or UNKNOWN_TYPE) from a passing one, and keeps nothing', async () => {
+    const { dir, cleanup } = tempDir('zwatchr');
+    cleanups.push(cleanup);
+    // A raw sys: its refusals as a contract-only one would write them, or a ZINO one when overloaded.
+    const refusals = [
+      { type: 'error', code: 'OVERLOADED', message: 'full' },
+      { type: 'error', message: 'unknown request type' },
+    ];
+    let attempts = 0;
+    const socket = path.join(dir, 'sys.sock');
+    const raw = net.createServer((conn) => {
+      const decoder = new FrameDecoder({ maxFrameBytes: 1 << 20 });
+      conn.on('data', (chunk: Buffer) => {
+        decoder.push(chunk);
+        if (decoder.read() === undefined) return;
+        conn.end(encodeFrame(refusals[attempts++] ?? { type: 'error', code: 'UNKNOWN_TYPE', message: 'no' }));
+      });
+    });
+    await new Promise<void>((resolve) => raw.listen(socket, resolve));
+    cleanups.push(() => new Promise<void>((resolve) => raw.close(() => resolve())));
+    const { file } = writeTestConfig(dir, { sys: { socket } });
+    const { log, lines } = captureLogger('daemon', 'debug');
+    // A short wait after a passing refusal, a long one after a contract-only one: the second attempt comes, a third does not need to.
+    const watch = new PromptWatch(loadConfig({ path: file, env: {} }).config, log, { retryMs: 5, unsupportedRetryMs: 60_000 });
+    cleanups.push(() => watch.close());
+    await waitFor(() => lines.filter((l) => l.msg === 'sys refused watch; asking it per request').length === 2, 'two refusals');
+    expect(lines.filter((l) => l.msg === 'sys refused watch; asking it per request').map((l) => [l.code, l.unsupported])).toEqual([
+      ['OVERLOADED', false],
+      [undefined, true],
+    ]);
+    expect(watch.current).toBeUndefined();
   });
 });

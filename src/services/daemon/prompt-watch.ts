@@ -12,12 +12,12 @@
  * (test/services/prompt-watch.test.ts asks 30 times in a row). When the stream ends (sys stopped, restarted, crashed) the kept prompt
  * is dropped at once and every request asks sys again (`get`), as before, until a new
  * stream is open; the daemon tries again every {@link RETRY_MS}. A sys that does not
- * know `watch` (one written from the contract alone answers UNKNOWN_TYPE) is asked
- * per request, and `watch` is tried again only after {@link UNSUPPORTED_RETRY_MS}.
+ * know `watch` (UNKNOWN_TYPE, or an error frame without a code: one written from the
+ * contract alone) is asked per request, and `watch` is tried again only after
+ * {@link UNSUPPORTED_RETRY_MS}.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Endpoint, clientOptions, type Logger, type ResolvedConfig } from '../../runtime/index.js';
-import { SYS } from '../../protocol/sys.js';
+import { clientOptions, stream, type Logger, type ResolvedConfig } from '../../runtime/index.js';
 
 /** Wait before opening the stream again after it ended or could not be opened, in ms. */
 export const RETRY_MS = 1000;
@@ -32,6 +32,8 @@ export class PromptWatch {
   constructor(
     private readonly config: Readonly<ResolvedConfig>,
     private readonly log: Logger,
+    /** How long to wait before trying again: after a stream ended or failed, after a sys that does not know `watch`. */
+    private readonly waits: { retryMs: number; unsupportedRetryMs: number } = { retryMs: RETRY_MS, unsupportedRetryMs: UNSUPPORTED_RETRY_MS },
   ) {
     void this.run();
   }
@@ -49,17 +51,19 @@ export class PromptWatch {
 
   private async run(): Promise<void> {
     const { signal } = this.controller;
-    const sys = new Endpoint(SYS, this.config.sys.socket, clientOptions(this.config, 'sys', { signal }));
+    const options = clientOptions(this.config, 'sys', { signal });
     while (!signal.aborted) {
-      let wait = RETRY_MS;
+      let wait = this.waits.retryMs;
       try {
-        for await (const frame of sys.stream('watch', {})) {
+        // The raw frames (not an Endpoint's): whether a refusal carries a code at all tells a contract-only sys apart.
+        for await (const frame of stream(this.config.sys.socket, { type: 'watch' }, options)) {
           if (frame.type === 'system_prompt' && typeof frame.content === 'string') {
             if (this.kept === undefined) this.log.debug('system prompt kept from sys (watch)');
             this.kept = frame.content;
           } else if (frame.type === 'error') {
-            if (frame.code === 'UNKNOWN_TYPE') wait = UNSUPPORTED_RETRY_MS;
-            this.log.debug({ code: frame.code, reason: frame.message }, 'sys refused watch; asking it per request');
+            const unsupported = frame.code === undefined || frame.code === 'UNKNOWN_TYPE';
+            if (unsupported) wait = this.waits.unsupportedRetryMs;
+            this.log.debug({ code: frame.code, reason: frame.message, unsupported }, 'sys refused watch; asking it per request');
           }
         }
       } catch (err) {
