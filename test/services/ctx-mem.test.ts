@@ -85,13 +85,17 @@ async function countingProxy(socketPath: string, target: string): Promise<Seen> 
  * `get_history` and answers anything else with the contract's error frame, which
  * carries no ZINO `code` (or, with `code`, the UNKNOWN_TYPE ZINO's runtime sends).
  */
-async function contractMem(socketPath: string, options: { code?: string } = {}): Promise<Seen> {
+async function contractMem(socketPath: string, options: { code?: string; close?: boolean } = {}): Promise<Seen> {
   const seen: Seen = { types: [], frames: [] };
   const server = net.createServer((socket) => {
     socket.on('error', () => undefined);
     firstFrame(socket, (frame) => {
       seen.types.push(String(frame.type));
       seen.frames.push(frame);
+      if (options.close && frame.type !== 'search_hard' && frame.type !== 'get_history') {
+        socket.destroy();
+        return;
+      }
       const reply =
         frame.type === 'search_hard'
           ? { type: 'hard_memories', results: [{ messages: [user(`memory for ${String(frame.query)}`)], score: 0.5 }] }
@@ -156,9 +160,10 @@ describe('ctx: asking mem', () => {
   it.each([
     ['an error frame without a code', undefined],
     ['UNKNOWN_TYPE', 'UNKNOWN_TYPE'],
+    ['a closed connection', 'close'],
   ])('falls back to search_hard and get_history on a mem that answers get_context with %s, asks it only once, and again after a reload', async (_how, code) => {
     const memSocket = path.join(dir, 'fake', 'mem.sock');
-    const seen = await contractMem(memSocket, code === undefined ? {} : { code });
+    const seen = await contractMem(memSocket, code === undefined ? {} : code === 'close' ? { close: true } : { code });
     const ctx = await startCtx(memSocket);
     const expected = (n: number) => ({ type: 'context', messages: [...EXAMPLES, user(`memory for q${n}`), user('history of c')] });
     for (let i = 0; i < 3; i++) expect(await build(ctx, { channel_id: 'c', user_message: `q${i}` })).toEqual(expected(i));

@@ -78,8 +78,27 @@ describe('sys watch', () => {
       expect(seen.at(-1)).toBe(reply.content);
     }
     expect(watched.frames).toHaveLength(51);
+    // A watcher that never reads, and prompts too large for its socket's buffer: a change waits for it (up to a bound),
+    // so two changes sent at once overlap. Each is still answered with its own prompt, and neither hangs.
+    const stuck = net.connect(socket);
+    stuck.write(encodeFrame({ type: 'watch' }));
+    stuck.pause();
+    cleanups.push(() => void stuck.destroy());
+    const big = (tag: string): string => `${tag} ${'x'.repeat(400 * 1024)}`;
+    await request(socket, { type: 'set_soft_memory', content: big('fill') });
+    const [x, y] = await Promise.all([
+      request(socket, { type: 'set_soft_memory', content: big('change X') }),
+      request(socket, { type: 'set_soft_memory', content: big('change Y') }),
+    ]);
+    expect(x.content).toContain('change X');
+    expect(y.content).toContain('change Y');
+    stuck.destroy();
+    const final = await request(socket, { type: 'get' });
+    await waitFor(() => watched.frames.at(-1)?.content === final.content, 'the last change on the stream');
     // Unchanged by a reload: nothing new is sent.
+    const before = watched.frames.length;
     await request(socket, { type: 'reload' });
+    expect(watched.frames).toHaveLength(before);
 
     // Stopping does not wait out the shutdown grace for the open stream: it ends with done.
     expect(await group.stop()).toEqual({ sys: { code: 0, signal: null } });

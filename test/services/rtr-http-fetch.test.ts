@@ -62,7 +62,7 @@ async function serve(handler: Handler): Promise<TestServer> {
 }
 
 describe("rtr's fetch over node:http", () => {
-  it('sends method, headers and a string body with its content-length (no chunked body, no compression asked)', async () => {
+  it('sends method, headers and a string body with its content-length (no chunked body, no compression)', async () => {
     const server = await serve((_req, res) => res.end('{"ok":true}'));
     const fetch = nodeFetch();
     const body = JSON.stringify({ text: 'héllo' });
@@ -81,7 +81,7 @@ describe("rtr's fetch over node:http", () => {
     expect(req?.headers.authorization).toBe('Bearer k');
     expect(req?.headers['content-length']).toBe(String(Buffer.byteLength(body)));
     expect(req?.headers['transfer-encoding']).toBeUndefined();
-    expect(req?.headers['accept-encoding']).toBeUndefined();
+    expect(req?.headers['accept-encoding']).toBe('identity');
   });
 
   it('gives the status, status text and every response header, repeated ones too', async () => {
@@ -114,6 +114,18 @@ describe("rtr's fetch over node:http", () => {
     let rest = '';
     for (let r = await reader.read(); !r.done; r = await reader.read()) rest += Buffer.from(r.value).toString();
     expect(rest).toBe('data: two\n\n');
+  });
+
+  it('follows a redirect, keeping the method and the body (307)', async () => {
+    const target = await serve((_req, res, body) => res.end(`moved here: ${body}`));
+    const server = await serve((_req, res) => {
+      res.writeHead(307, { Location: `${target.url}/v1/chat/completions` });
+      res.end();
+    });
+    const res = await nodeFetch()(`${server.url}/v1/chat/completions`, { method: 'POST', body: '{"a":1}' });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('moved here: {"a":1}');
+    expect(target.seen[0]).toMatchObject({ method: 'POST', url: '/v1/chat/completions' });
   });
 
   it('answers a 204 with no body', async () => {

@@ -15,8 +15,10 @@
  * - while mem's index is still being built it answers the history at once and says
  *   the search is `pending`: ctx then asks `search_hard` alone, in the time left;
  * - a mem that does not know the message (UNKNOWN_TYPE, or an error frame without a
- *   ZINO code: one written from the contract alone) is asked with the two contract
- *   messages instead, and ctx remembers that for {@link REPROBE_MS} (or until a reload);
+ *   ZINO code: one written from the contract alone; or, before it has ever answered
+ *   `get_context`, a connection it closes without a reply or a reply that never comes)
+ *   is asked with the two contract messages instead (at once, in the time left, unless
+ *   it was a timeout), and ctx remembers that for {@link REPROBE_MS} (or until a reload);
  * - any other error frame (mem shutting down, overloaded, …): this request asks
  *   with the two contract messages, each failing or not on its own;
  * - a failed exchange (unreachable, timeout, cancelled, malformed reply) leaves both
@@ -104,12 +106,15 @@ function partOf(value: unknown): Record<string, unknown> {
 export class MemFetcher {
   /** `performance.now()` until which mem is asked with the two contract messages. */
   private contractOnlyUntil = -Infinity;
+  /** mem has answered `get_context` since the last reset: a failure now is mem's, not the message's. */
+  private knows = false;
 
   constructor(private readonly config: Readonly<ResolvedConfig>) {}
 
   /** Forgets what was learnt about mem (on reload): the next build tries `get_context` again. */
   reset(): void {
     this.contractOnlyUntil = -Infinity;
+    this.knows = false;
   }
 
   /** The parts of `ask`; see the module comment. */
@@ -136,8 +141,16 @@ export class MemFetcher {
         }
         return this.separately(ask, deadline, ctx);
       }
+      if (!ctx.signal.aborted && err instanceof ZinoError && !this.knows && (err.code === 'CONNECTION_CLOSED' || err.code === 'TIMEOUT')) {
+        // A mem that has never answered get_context and closes on it, or never answers it, is one that does not know it
+        // (the contract says nothing of unknown messages): the two contract messages from now on, in the time left.
+        this.contractOnlyUntil = performance.now() + REPROBE_MS;
+        ctx.log.info({ code: err.code, reason: err.message, reprobeMs: REPROBE_MS }, 'mem does not know get_context: asking search_hard and get_history');
+        if (err.code === 'CONNECTION_CLOSED') return this.separately(ask, deadline, ctx);
+      }
       return { hard: warn(ctx, 'hard_memories', err), history: warn(ctx, 'history', err) };
     }
+    this.knows = true;
     const history = ((): ChatMessage[] | undefined => {
       try {
         return historyOf(partOf(reply.history).messages, 'get_context');

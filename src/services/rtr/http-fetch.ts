@@ -14,7 +14,8 @@
  * streamed body, a `Request` object, another scheme) goes to the global `fetch`.
  * The body is written with one `end()`, so Node sends it with a `content-length` (a
  * server that cannot read a chunked body, as some small local servers cannot, still
- * reads it); no `accept-encoding` is sent, so the server answers uncompressed.
+ * reads it); `accept-encoding: identity` asks for an uncompressed answer. A redirect
+ * is handed to the global `fetch`, which follows it.
  *
  * Errors keep the global `fetch`'s shape as far as the SDK and rtr look: a refused or
  * reset connection rejects with the errno error (`ECONNREFUSED`…), which the SDK turns
@@ -35,6 +36,9 @@ export type FetchFunction = (input: string | URL | Request, init?: RequestInit) 
  * has just closed (and when it is, the reset is retried like any connection error).
  */
 export const KEEP_ALIVE_IDLE_MS = 4000;
+
+/** Redirect statuses, handed to the global fetch to follow. */
+const REDIRECT_STATUS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 
 /** Statuses whose response has no body (the `Response` constructor refuses one). */
 const NULL_BODY_STATUS: ReadonlySet<number> = new Set([101, 103, 204, 205, 304]);
@@ -65,9 +69,17 @@ function send(url: URL, init: RequestInit, body: string | Uint8Array | undefined
   new Headers(init.headers).forEach((value, name) => {
     headers[name] = value;
   });
+  // Said, not left to the server: the body is handed to the SDK as it comes, undecoded.
+  headers['accept-encoding'] ??= 'identity';
   const transport = url.protocol === 'https:' ? https : http;
   return new Promise<Response>((resolve, reject) => {
     const req = transport.request(url, { method: init.method ?? 'GET', headers, agent, ...(signal ? { signal } : {}) }, (res) => {
+      // A redirect is followed as the global fetch follows it (a base_url behind one still works).
+      if (REDIRECT_STATUS.has(res.statusCode ?? 0) && res.headers.location !== undefined) {
+        res.resume();
+        resolve(globalThis.fetch(url, init));
+        return;
+      }
       try {
         resolve(toResponse(res, signal));
       } catch (err) {
@@ -103,7 +115,10 @@ function toResponse(res: http.IncomingMessage, signal: AbortSignal | undefined):
         res.on('end', () => {
           if (settled) return;
           settled = true;
-          controller.close();
+          // An abort while the body waited for its reader drops what Node still held and ends the
+          // response quietly: a body cut short by an abort must read as one, as with the global fetch.
+          if (signal?.aborted) controller.error(abortReason(signal));
+          else controller.close();
         });
         // A body cut short (an abort, a reset, the server closing mid-body) ends in 'error'.
         const fail = (err: Error): void => {

@@ -211,15 +211,18 @@ const sys: ServiceDefinition = {
         get: () => currentReply(),
         reload: async () => {
           await reload();
+          // This change's prompt, even when another change comes in while the watchers take it.
+          const mine = currentReply();
           await publish();
-          return currentReply();
+          return mine;
         },
         set_soft_memory: async (req) => {
           const content = requireString(req, 'content');
           checkSoftMemory(content, config.limits.max_frame_bytes);
           prompt.setSoftMemory(content);
+          const mine = currentReply();
           await publish();
-          return currentReply();
+          return mine;
         },
         watch: async (_req, ctx) => {
           const watcher = new Watcher((frame) => ctx.send(frame), currentReply);
@@ -254,6 +257,7 @@ const PUBLISH_WAIT_MS = 1000;
 class Watcher {
   private sent: string | undefined;
   private inFlight: Promise<void> | undefined;
+  private draining = false;
   private again = false;
 
   constructor(
@@ -264,27 +268,28 @@ class Watcher {
   /** Settles once the socket has taken the latest prompt. */
   push(): Promise<void> {
     this.again = true;
-    if (this.inFlight) return this.inFlight;
-    // Cleared in a later microtask even when nothing was sent, so never before it is set.
-    const sending: Promise<void> = this.drain().finally(() => {
-      if (this.inFlight === sending) this.inFlight = undefined;
-    });
-    this.inFlight = sending;
-    return sending;
+    // `draining` is set and cleared within drain() itself, so a push never joins a drain that has left its loop.
+    if (!this.draining) this.inFlight = this.drain();
+    return this.inFlight ?? Promise.resolve();
   }
 
   private async drain(): Promise<void> {
-    while (this.again) {
-      this.again = false;
-      const frame = this.current();
-      if (frame.content !== this.sent) {
-        await this.send(frame);
-        // The transport holds a frame until the end of the tick to send a burst in one write (writer.ts),
-        // but the change's answer may leave before that (a connection's end flushes at once): wait until
-        // this frame is with the kernel, so that it is ahead of the answer.
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        this.sent = frame.content;
+    this.draining = true;
+    try {
+      while (this.again) {
+        this.again = false;
+        const frame = this.current();
+        if (frame.content !== this.sent) {
+          await this.send(frame);
+          // The transport holds a frame until the end of the tick to send a burst in one write (writer.ts),
+          // but the change's answer may leave before that (a connection's end flushes at once): wait until
+          // this frame is with the kernel, so that it is ahead of the answer.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          this.sent = frame.content;
+        }
       }
+    } finally {
+      this.draining = false;
     }
   }
 }
