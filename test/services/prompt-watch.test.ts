@@ -8,7 +8,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ZinoError, request, serve, stream, type Frame, type OutgoingFrame } from '../../src/runtime/index.js';
-import { startServices, writeTestConfig, type ServiceGroup } from '../../src/testing/suite.js';
+import { startService, startServices, writeTestConfig, type ServiceGroup } from '../../src/testing/suite.js';
+import { writeFileSync } from 'node:fs';
 import { loadConfig } from '../../src/runtime/config/load.js';
 import { PromptWatch } from '../../src/services/daemon/prompt-watch.js';
 import { encodeFrame, FrameDecoder } from '../../src/runtime/index.js';
@@ -105,6 +106,38 @@ describe('sys watch', () => {
     await watched.ended;
     expect(watched.frames.at(-1)).toEqual({ type: 'done' });
     expect(group.get('sys').logs.map((l) => l.msg)).not.toContain('requests still running after the shutdown grace; cancelling them');
+  });
+});
+
+describe('sys watch, a change seen through get', () => {
+  it('has the watchers take a prompt before get shows it, while the rest of a reload still waits on mem', async () => {
+    const { dir, cleanup } = tempDir('zwatchg');
+    cleanups.push(cleanup);
+    // A mem that takes connections and never answers: a reload renders the new template, then waits on mem's soft memory.
+    const memSocket = path.join(dir, 'silent-mem.sock');
+    const held: net.Socket[] = [];
+    const silent = net.createServer((conn) => void held.push(conn));
+    await new Promise<void>((resolve) => silent.listen(memSocket, resolve));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          for (const conn of held) conn.destroy();
+          silent.close(() => resolve());
+        }),
+    );
+    const template = path.join(dir, 'SYSTEM.md');
+    writeFileSync(template, 'first template');
+    const { file } = writeTestConfig(dir, { sys: { template }, mem: { socket: memSocket } });
+    const sys = await startService('sys', file);
+    cleanups.push(async () => void (await sys.stop()));
+    const watched = watch(sys.socket);
+    await waitFor(() => watched.frames.length === 1, 'the first frame');
+
+    writeFileSync(template, 'second template');
+    sys.child.kill('SIGHUP');
+    await waitFor(async () => String((await request(sys.socket, { type: 'get' })).content).includes('second template'), 'get to show it');
+    // get showed it: the stream has it already (read before any later connection, as the daemon would).
+    expect(String(watched.frames.at(-1)?.content)).toContain('second template');
   });
 });
 

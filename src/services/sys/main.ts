@@ -127,7 +127,11 @@ class SystemPrompt {
     return this.rendered;
   }
 
+  /** Called after every render that changed the prompt (sys hands it to its watchers at once). */
+  onChange: (() => void) | undefined;
+
   private render(): void {
+    const before = this.rendered;
     this.rendered = renderPrompt({
       template: this.template,
       personality: this.config.sys.personality,
@@ -137,6 +141,7 @@ class SystemPrompt {
       maxIterations: this.config.agent.max_iterations,
       softMemory: this.softMemory,
     });
+    if (this.rendered !== before) this.onChange?.();
   }
 
   private async readTemplate(): Promise<string> {
@@ -177,12 +182,21 @@ const sys: ServiceDefinition = {
     const watchers = new Set<Watcher>();
     const ending = new AbortController();
     /**
-     * Hands the current prompt to every `watch` stream (those it is new to), waiting
-     * until each has taken it, within {@link PUBLISH_WAIT_MS}: a change is answered
-     * only after that, so whoever saw the answer and then asks the daemon gets the new prompt.
+     * Hands the current prompt to every `watch` stream (those it is new to), at once on
+     * every change, waiting until each has taken it, within {@link PUBLISH_WAIT_MS}.
+     * Every reply that carries the prompt (`get` too) waits for the latest of these first:
+     * nobody sees a prompt before the daemon that keeps it has it.
      */
-    const publish = async (): Promise<void> => {
-      if (watchers.size > 0) await Promise.all([...watchers].map((w) => within(w.push(), PUBLISH_WAIT_MS)));
+    let published: Promise<void> = Promise.resolve();
+    const publish = (): void => {
+      if (watchers.size > 0) published = Promise.all([...watchers].map((w) => within(w.push(), PUBLISH_WAIT_MS))).then(() => undefined);
+    };
+    prompt.onChange = publish;
+    /** The current prompt, once the watchers have it; with the prompt of the moment it was asked (a later change may come meanwhile). */
+    const answer = async (): Promise<Readonly<SystemPromptReply>> => {
+      const mine = currentReply();
+      await published;
+      return mine;
     };
     // mem and exc may come up after us (zino up starts everything at once): keep asking for a while.
     let tries = 0;
@@ -195,8 +209,7 @@ const sys: ServiceDefinition = {
       softMemoryDone = soft;
       mcpToolsDone = mcp;
       if (!(soft && mcp) && ++tries < 30) {
-        // A later try may change the prompt (mem or exc came up): the watchers get it.
-        retry = setTimeout(() => void sync().then(publish), 1000);
+        retry = setTimeout(() => void sync(), 1000);
         retry.unref();
       }
     };
@@ -208,21 +221,16 @@ const sys: ServiceDefinition = {
     await sync();
     return {
       ...bindHandlers(SYS)({
-        get: () => currentReply(),
+        get: answer,
         reload: async () => {
           await reload();
-          // This change's prompt, even when another change comes in while the watchers take it.
-          const mine = currentReply();
-          await publish();
-          return mine;
+          return answer();
         },
-        set_soft_memory: async (req) => {
+        set_soft_memory: (req) => {
           const content = requireString(req, 'content');
           checkSoftMemory(content, config.limits.max_frame_bytes);
           prompt.setSoftMemory(content);
-          const mine = currentReply();
-          await publish();
-          return mine;
+          return answer();
         },
         watch: async (_req, ctx) => {
           const watcher = new Watcher((frame) => ctx.send(frame), currentReply);
@@ -238,7 +246,7 @@ const sys: ServiceDefinition = {
       }),
       reload: async () => {
         await reload();
-        await publish();
+        await published;
       },
       stopping: () => ending.abort(),
       close: () => clearTimeout(retry),
