@@ -120,7 +120,11 @@ describe('stale run directories', () => {
     await waitFor(
       () => restarted.exc.logs.some((l) => String(l.msg).includes('stale run directory removed') && l.dir === leftover),
       'exc to log the leftover run directory removed',
-    );
+    ).catch((err: unknown) => {
+      // Red once in 8 full runs (2026-11-24): say what exc saw, for whoever meets it next.
+      const said = restarted.exc.logs.filter((l) => /run director|sandbox decided|listening/.test(String(l.msg)));
+      throw new Error(`${(err as Error).message}; leftover ${String(leftover)} exists: ${existsSync(leftover as string)}; exc logged: ${JSON.stringify(said)}`);
+    });
     expect(existsSync(leftover as string)).toBe(false);
     expect(existsSync(live)).toBe(true);
   });
