@@ -2,10 +2,11 @@
  * End to end: the whole suite under `zino up` in a temp directory against the mock
  * LLM, driven with the CLI and with raw framed clients.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connect, ping, request, type Frame } from '../../src/runtime/index.js';
+import { serviceNodeFlags } from '../../src/runtime/node-flags.js';
 import { writeTestConfig } from '../../src/testing/suite.js';
 import { startSuite, type RunningSuite } from '../../src/testing/up.js';
 import { runCli } from '../helpers/cli.js';
@@ -54,6 +55,16 @@ describe('zino up', () => {
     for (const name of ['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx']) await ping(path.join(dir, 'run', `${name}.sock`));
     expect(suite.stdout()).toContain(`daemon:  ${daemon}`);
     expect(suite.stdout()).toMatch(/ask: +zino ask --config .* "how much disk space is free\?"/);
+  });
+
+  it('starts each service with its Node flags (rtr a larger young generation than the others)', () => {
+    for (const name of ['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx']) {
+      const [pid] = processesMatching(`serve ${name} --config ${file}`);
+      const argv = readFileSync(`/proc/${String(pid)}/cmdline`, 'utf8').split('\0');
+      expect(argv.slice(1, argv.indexOf('serve') - 1), name).toEqual(serviceNodeFlags(name));
+    }
+    expect(serviceNodeFlags('rtr')).toEqual(['--max-semi-space-size=2']);
+    expect(serviceNodeFlags('daemon')).toEqual(['--max-semi-space-size=1']);
   });
 
   it('refuses a second zino up on the same sockets and leaves the first one untouched (regression)', async () => {

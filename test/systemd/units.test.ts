@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { landlockKernelNote } from '../../src/deploy/install.js';
 import { RUNNER_UNIT, SERVICE_UNITS } from '../../src/deploy/layout.js';
 import { PACKAGE_ROOT } from '../../src/testing/paths.js';
-import { SERVICE_NODE_FLAGS } from '../../src/runtime/node-flags.js';
+import { serviceNodeFlags } from '../../src/runtime/node-flags.js';
 import { last, parseUnit, words, type UnitSettings } from './helpers.js';
 
 const units = new Map<string, UnitSettings>(
@@ -32,8 +32,9 @@ describe('unit templates', () => {
     expect(last(u, 'Group')).toBe('zino');
   });
 
-  it.each(SERVICE_UNITS)('%s runs node with the flags zino up gives the services', (name) => {
-    expect(words(unit(name), 'Environment')).toContain(`NODE_OPTIONS=${SERVICE_NODE_FLAGS.join(' ')}`);
+  it.each(SERVICE_UNITS)('%s runs node with the flags zino up gives its service', (name) => {
+    const service = name.replace(/^zino-|\.service$/g, '');
+    expect(words(unit(name), 'Environment')).toContain(`NODE_OPTIONS=${serviceNodeFlags(service).join(' ')}`);
   });
 
   it.each(SERVICE_UNITS)('%s is part of zino.target, restarts on failure but not on a config error', (name) => {

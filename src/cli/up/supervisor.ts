@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { SERVICE_NAMES, ping, removeStaleSocket, type ServiceName } from '../../runtime/index.js';
 import { EXIT } from '../../runtime/exit.js';
-import { SERVICE_NODE_FLAGS } from '../../runtime/node-flags.js';
+import { serviceNodeFlags } from '../../runtime/node-flags.js';
 import { CLI_ENTRY, packageRoot } from '../../runtime/package-root.js';
 
 /** The bundled CLI the children run (`serve <name>`), whichever build of the CLI runs the supervisor. */
@@ -140,7 +140,7 @@ export class Supervisor {
 
   private spawn(child: Child): void {
     const relay = this.options.relay(child.name);
-    const proc = spawn(process.execPath, [...SERVICE_NODE_FLAGS, CLI, 'serve', child.name, ...this.options.args], {
+    const proc = spawn(process.execPath, [...serviceNodeFlags(child.name), CLI, 'serve', child.name, ...this.options.args], {
       stdio: ['pipe', 'ignore', relay ? 'pipe' : 'inherit'],
       env: { ...this.options.env, ZINO_SUPERVISED: '1' },
     });
