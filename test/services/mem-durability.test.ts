@@ -2,7 +2,7 @@ import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { request } from '../../src/runtime/index.js';
-import { assistant, memEnv, user, type MemEnv } from './mem-helpers.js';
+import { appendUntilKilled, assistant, expectAcknowledgedHistory, expectWholeLines, memEnv, user, type MemEnv } from './mem-helpers.js';
 
 let env: MemEnv;
 beforeEach(() => {
@@ -13,67 +13,17 @@ afterEach(async () => {
   env.cleanup();
 });
 
-/** Every line of a file parses and the file ends with a newline. */
-function expectWholeLines(file: string): void {
-  const text = readFileSync(file, 'utf8');
-  expect(text.endsWith('\n')).toBe(true);
-  for (const line of text.slice(0, -1).split('\n')) expect((): unknown => JSON.parse(line)).not.toThrow();
-}
-
 describe('mem: crash safety', () => {
   it('loses no acknowledged message when SIGKILLed during 1,000 concurrent appends, and keeps acknowledged order', async () => {
     const mem = await env.start();
     const CLIENTS = 50;
-    const PER_CLIENT = 20;
-    let clock = 0;
-    const sent = new Map<string, number>();
-    const acked = new Map<string, number>();
-    let killed = false;
-    await Promise.all(
-      Array.from({ length: CLIENTS }, async (_, c) => {
-        for (let s = 0; s < PER_CLIENT; s++) {
-          const key = `c${c}s${s}`;
-          sent.set(key, clock++);
-          try {
-            await request(mem.socket, { type: 'append_history', channel_id: 'crash', messages: [user(key), assistant(`re ${key}`)] });
-          } catch {
-            return; // mem is gone: this and later requests of the client are not acknowledged
-          }
-          acked.set(key, clock++);
-          if (acked.size === (CLIENTS * PER_CLIENT) / 2 && !killed) {
-            killed = true;
-            mem.child.kill('SIGKILL');
-          }
-        }
-      }),
-    );
-    expect(await mem.exited).toEqual({ code: null, signal: 'SIGKILL' });
-    expect(acked.size).toBeGreaterThanOrEqual(500);
+    const reply = (key: string): string => `re ${key}`;
+    const run = await appendUntilKilled(mem, 'crash', CLIENTS, 20, reply);
+    expect(run.acked.size).toBeGreaterThanOrEqual(500);
 
     await env.start();
     const { messages } = (await env.call({ type: 'get_history', channel_id: 'crash' })) as unknown as { messages: { role: string; content: string }[] };
-    // Each request's two messages are stored together, once.
-    expect(messages.length % 2).toBe(0);
-    const keys: string[] = [];
-    for (let i = 0; i < messages.length; i += 2) {
-      const key = messages[i]!.content;
-      expect(messages[i + 1]).toEqual(assistant(`re ${key}`));
-      keys.push(key);
-    }
-    expect(new Set(keys).size).toBe(keys.length);
-    for (const key of acked.keys()) expect(keys).toContain(key);
-    // Acknowledged before another was sent → stored before it.
-    const position = new Map(keys.map((k, i) => [k, i]));
-    for (const [a, ackedAt] of acked) {
-      for (const b of keys) {
-        if ((sent.get(b) as number) > ackedAt) expect(position.get(a) as number).toBeLessThan(position.get(b) as number);
-      }
-    }
-    // Per client: stored in the order sent.
-    for (let c = 0; c < CLIENTS; c++) {
-      const seq = keys.filter((k) => k.startsWith(`c${c}s`)).map((k) => Number(k.split('s')[1]));
-      expect(seq).toEqual([...seq].sort((x, y) => x - y));
-    }
+    expectAcknowledgedHistory(messages, run, CLIENTS, reply);
     expectWholeLines(path.join(env.dataDir, 'history', 'crash.jsonl'));
   });
 

@@ -6,10 +6,8 @@
  * kept, and records on either side of the bound are read back whole.
  */
 import path from 'node:path';
-import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { request } from '../../src/runtime/index.js';
-import { assistant, memEnv, user, type MemEnv } from './mem-helpers.js';
+import { appendUntilKilled, expectAcknowledgedHistory, expectWholeLines, memEnv, user, type MemEnv } from './mem-helpers.js';
 
 let env: MemEnv;
 beforeEach(() => {
@@ -31,58 +29,15 @@ describe('mem: small writes on the event loop, large ones through the thread poo
   it('loses no acknowledged append of either size when SIGKILLed mid-way, and keeps per-client and acknowledged order', async () => {
     const mem = await env.start();
     const CLIENTS = 12;
-    const PER_CLIENT = 12;
-    let clock = 0;
-    const sent = new Map<string, number>();
-    const acked = new Map<string, number>();
-    let killed = false;
-    await Promise.all(
-      Array.from({ length: CLIENTS }, async (_, c) => {
-        for (let s = 0; s < PER_CLIENT; s++) {
-          const key = `c${c}s${s}`;
-          sent.set(key, clock++);
-          try {
-            await request(mem.socket, { type: 'append_history', channel_id: 'mixed', messages: [user(key), assistant(reply(key, s))] });
-          } catch {
-            return; // mem is gone: this and later requests of the client are not acknowledged
-          }
-          acked.set(key, clock++);
-          if (acked.size === (CLIENTS * PER_CLIENT) / 2 && !killed) {
-            killed = true;
-            mem.child.kill('SIGKILL');
-          }
-        }
-      }),
-    );
-    expect(await mem.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    const run = await appendUntilKilled(mem, 'mixed', CLIENTS, 12, reply);
 
     await env.start();
     const { messages } = (await env.call({ type: 'get_history', channel_id: 'mixed' })) as unknown as History;
-    expect(messages.length % 2).toBe(0);
-    const keys: string[] = [];
-    for (let i = 0; i < messages.length; i += 2) {
-      const key = messages[i]!.content;
-      const s = Number(key.split('s')[1]);
-      expect(messages[i + 1]).toEqual(assistant(reply(key, s)));
-      keys.push(key);
-    }
-    expect(new Set(keys).size).toBe(keys.length);
-    for (const key of acked.keys()) expect(keys).toContain(key);
+    expectAcknowledgedHistory(messages, run, CLIENTS, reply);
     // Both sizes were acknowledged before the kill.
-    expect([...acked.keys()].some((k) => Number(k.split('s')[1]) % 3 === 2)).toBe(true);
-    expect([...acked.keys()].some((k) => Number(k.split('s')[1]) % 3 !== 2)).toBe(true);
-    const position = new Map(keys.map((k, i) => [k, i]));
-    for (const [a, ackedAt] of acked) {
-      for (const b of keys) if ((sent.get(b) as number) > ackedAt) expect(position.get(a) as number).toBeLessThan(position.get(b) as number);
-    }
-    for (let c = 0; c < CLIENTS; c++) {
-      const seq = keys.filter((k) => k.startsWith(`c${c}s`)).map((k) => Number(k.split('s')[1]));
-      expect(seq).toEqual([...seq].sort((x, y) => x - y));
-    }
-    // The file holds whole lines only.
-    const text = readFileSync(path.join(env.dataDir, 'history', 'mixed.jsonl'), 'utf8');
-    expect(text.endsWith('\n')).toBe(true);
-    for (const line of text.slice(0, -1).split('\n')) expect((): unknown => JSON.parse(line)).not.toThrow();
+    expect([...run.acked.keys()].some((k) => Number(k.split('s')[1]) % 3 === 2)).toBe(true);
+    expect([...run.acked.keys()].some((k) => Number(k.split('s')[1]) % 3 !== 2)).toBe(true);
+    expectWholeLines(path.join(env.dataDir, 'history', 'mixed.jsonl'));
   });
 
   it('serves every tail of a history whose records straddle the 16 KiB tail block and the 64 KiB blocks, before and after a restart', async () => {
