@@ -10,7 +10,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FrameDecoder, RemoteError, encodeFrame, request, type Frame } from '../../src/runtime/index.js';
+import { FrameDecoder, encodeFrame, request, type Frame } from '../../src/runtime/index.js';
+import { requestOrError } from '../helpers/frames.js';
 import { startService, writeTestConfig, type StartedService } from '../../src/testing/suite.js';
 import { tempDir, waitFor } from '../helpers/util.js';
 
@@ -109,14 +110,7 @@ async function contractMem(socketPath: string, options: { code?: string; close?:
   return seen;
 }
 
-async function build(ctx: StartedService, frame: Frame): Promise<Frame> {
-  try {
-    return await request(ctx.socket, { type: 'build', ...frame });
-  } catch (err) {
-    if (err instanceof RemoteError) return err.frame;
-    throw err;
-  }
-}
+const build = (ctx: StartedService, frame: Frame): Promise<Frame> => requestOrError(ctx.socket, { type: 'build', ...frame });
 
 /** A ctx whose `[mem] socket` is `memSocket`; returns it and the config of a mem on its own socket. */
 async function startCtx(memSocket: string, daemon: Record<string, unknown> = {}): Promise<StartedService> {

@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RemoteError, request, serve, type Frame, type Handlers, type ZinoServer } from '../../src/runtime/index.js';
+import { request, serve, type Frame, type Handlers, type ZinoServer } from '../../src/runtime/index.js';
+import { requestOrError } from '../helpers/frames.js';
 import { startService, writeTestConfig, type ConfigOverrides, type StartedService } from '../../src/testing/suite.js';
 import { captureLogger, tempDir, waitFor } from '../helpers/util.js';
 
@@ -47,14 +48,7 @@ async function start(name: 'mem' | 'ctx', file: string): Promise<StartedService>
   return proc;
 }
 
-async function build(ctx: StartedService, frame: Frame): Promise<Frame> {
-  try {
-    return await request(ctx.socket, { type: 'build', ...frame });
-  } catch (err) {
-    if (err instanceof RemoteError) return err.frame;
-    throw err;
-  }
-}
+const build = (ctx: StartedService, frame: Frame): Promise<Frame> => requestOrError(ctx.socket, { type: 'build', ...frame });
 
 /** An in-process stand-in for mem on the configured mem socket. */
 async function fakeMem(socketPath: string, handlers: Handlers): Promise<void> {

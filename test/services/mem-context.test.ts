@@ -8,7 +8,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RemoteError, request, type Frame } from '../../src/runtime/index.js';
+import type { Frame } from '../../src/runtime/index.js';
+import { requestOrError } from '../helpers/frames.js';
 import { memLimits } from '../../src/services/mem/handlers.js';
 import { startService, writeTestConfig, type StartedService } from '../../src/testing/suite.js';
 import { tempDir } from '../helpers/util.js';
@@ -139,14 +140,7 @@ describe('mem: get_context', () => {
     const { file } = writeTestConfig(temp.dir, { limits: { max_frame_bytes: FRAME } });
     const mem: StartedService = await startService('mem', file);
     others.push({ stop: () => mem.stop(), cleanup: temp.cleanup });
-    const call = async (frame: Frame): Promise<Frame> => {
-      try {
-        return await request(mem.socket, frame, { timeoutMs: 30_000 });
-      } catch (err) {
-        if (err instanceof RemoteError) return err.frame;
-        throw err;
-      }
-    };
+    const call = (frame: Frame): Promise<Frame> => requestOrError(mem.socket, frame, { timeoutMs: 30_000 });
     // Two memories of ~20 KB that match, and 40 history messages of 2 KB (80 KB: more than a frame by itself).
     for (const c of ['a', 'b']) await call({ type: 'store_hard', messages: [user(`nginx ${c.repeat(20_000)}`)] });
     for (let i = 0; i < 20; i++) {

@@ -4,7 +4,8 @@
  * say so), and what one request may store is bounded so the newest item always fits.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RemoteError, request, type Frame } from '../../src/runtime/index.js';
+import type { Frame } from '../../src/runtime/index.js';
+import { requestOrError } from '../helpers/frames.js';
 import { memLimits } from '../../src/services/mem/handlers.js';
 import { startService, writeTestConfig, type StartedService } from '../../src/testing/suite.js';
 import { tempDir } from '../helpers/util.js';
@@ -25,14 +26,7 @@ afterAll(async () => {
   cleanup();
 });
 
-async function call(frame: Frame): Promise<Frame> {
-  try {
-    return await request(mem.socket, frame, { timeoutMs: 30_000 });
-  } catch (err) {
-    if (err instanceof RemoteError) return err.frame;
-    throw err;
-  }
-}
+const call = (frame: Frame): Promise<Frame> => requestOrError(mem.socket, frame, { timeoutMs: 30_000 });
 
 const text = (n: number, c: string): string => c.repeat(n);
 
