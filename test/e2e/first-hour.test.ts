@@ -6,14 +6,13 @@
  * and `status`/`ask` say what is wrong when that endpoint is not there.
  */
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/testing/suite.js';
 import { startSuiteWith, type RunningSuite } from '../../src/testing/up.js';
 import { runCli } from '../helpers/cli.js';
 import { useMockLlm } from '../helpers/mock.js';
-import { tempDir } from '../helpers/util.js';
+import { closedPort, tempDir } from '../helpers/util.js';
 
 const llm = useMockLlm();
 let home: string;
@@ -51,14 +50,6 @@ afterAll(() => cleanup());
 
 const up = (): Promise<RunningSuite> => startSuiteWith(['--dir', '.zino'], { cwd: home, env });
 const cli = (args: string[]) => runCli(args, { cwd: home, env });
-
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 /** The local file with `[api] base_url` (and a model) set, the rest as zino init wrote it. */
 function setEndpoint(baseUrl: string, model: string, extra = ''): void {

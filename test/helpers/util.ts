@@ -1,5 +1,6 @@
-/** Small helpers shared by the tests: temp dirs, captured loggers, polling. */
+/** Small helpers shared by the tests: temp dirs, captured loggers, polling, a closed port. */
 import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -47,4 +48,13 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
+}
+
+/** A loopback port nobody listens on (bound once, then released). */
+export async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
 }

@@ -6,14 +6,13 @@
  * whole request, retries included.
  */
 import { chmodSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from '../../src/runtime/index.js';
 import { startService, writeTestConfig, type ConfigOverrides, type StartedService } from '../../src/testing/suite.js';
 import { collectFrames } from '../helpers/frames.js';
 import { useMockLlm } from '../helpers/mock.js';
-import { tempDir, waitFor } from '../helpers/util.js';
+import { closedPort, tempDir, waitFor } from '../helpers/util.js';
 
 const llm = useMockLlm();
 const started: { service: StartedService; cleanup: () => void }[] = [];
@@ -33,14 +32,6 @@ async function rtr(overrides: ConfigOverrides = {}, env: NodeJS.ProcessEnv = {},
   const service = await startService('rtr', file, { env: { LLM_API_KEY: '', ...env } });
   started.push({ service, cleanup });
   return Object.assign(service, { dir });
-}
-
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
 }
 
 const USER = [{ role: 'user', content: 'hello' }];
