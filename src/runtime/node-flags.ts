@@ -7,9 +7,10 @@
  * to 3 × 16 MB per process under load and keeps it. Measured with
  * `npm run bench suite` (docs/benchmarks.md, issue 18), PSS after the benchmark:
  * - 1 MB for all but rtr: the seven fell by about a third against the default,
- *   with no loss in throughput or latency beyond the run-to-run noise; 2 or 3 MB
- *   cost these services 2–8 MB each (objects of a request that outlive two
- *   scavenges are promoted either way, and the young generation is larger).
+ *   with no loss in throughput or latency beyond the run-to-run noise; 2 MB cost
+ *   daemon, agr and mem 1–7 MB each, 3 MB 5–11 MB (objects of a request that
+ *   outlive two scavenges are promoted either way, and the young generation is
+ *   larger). `zino serve http` runs with the same 1 MB.
  * - 2 MB for rtr: rtr turns each SSE event into several short-lived objects; at
  *   1 MB enough of them survive two scavenges to grow its old generation (61 MB
  *   after 200 concurrent streams), at 2–4 MB it stays near 45–50 MB, and from

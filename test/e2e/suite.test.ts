@@ -59,8 +59,9 @@ describe('zino up', () => {
 
   it('starts each service with its Node flags (rtr a larger young generation than the others)', () => {
     for (const name of ['daemon', 'rtr', 'agr', 'sys', 'exc', 'mem', 'ctx']) {
-      const [pid] = processesMatching(`serve ${name} --config ${file}`);
-      const argv = readFileSync(`/proc/${String(pid)}/cmdline`, 'utf8').split('\0');
+      const pids = processesMatching(`serve ${name} --config ${file}`);
+      expect(pids, name).toHaveLength(1);
+      const argv = readFileSync(`/proc/${String(pids[0])}/cmdline`, 'utf8').split('\0');
       expect(argv.slice(1, argv.indexOf('serve') - 1), name).toEqual(serviceNodeFlags(name));
     }
     expect(serviceNodeFlags('rtr')).toEqual(['--max-semi-space-size=2']);

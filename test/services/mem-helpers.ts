@@ -119,7 +119,7 @@ export async function appendUntilKilled(
           return; // mem is gone: this and later requests of the client are not acknowledged
         }
         acked.set(key, clock++);
-        if (acked.size === (clients * perClient) / 2 && !killed) {
+        if (acked.size >= Math.floor((clients * perClient) / 2) && !killed) {
           killed = true;
           mem.child.kill('SIGKILL');
         }

@@ -7,13 +7,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { landlockKernelNote } from '../../src/deploy/install.js';
-import { RUNNER_UNIT, SERVICE_UNITS } from '../../src/deploy/layout.js';
+import { HTTP_UNIT, RUNNER_UNIT, SERVICE_UNITS } from '../../src/deploy/layout.js';
 import { PACKAGE_ROOT } from '../../src/testing/paths.js';
 import { serviceNodeFlags } from '../../src/runtime/node-flags.js';
 import { last, parseUnit, words, type UnitSettings } from './helpers.js';
 
 const units = new Map<string, UnitSettings>(
-  [...SERVICE_UNITS, 'zino.target'].map((unit) => [unit, parseUnit(readFileSync(path.join(PACKAGE_ROOT, 'systemd', unit), 'utf8'))]),
+  [...SERVICE_UNITS, HTTP_UNIT, 'zino.target'].map((unit) => [unit, parseUnit(readFileSync(path.join(PACKAGE_ROOT, 'systemd', unit), 'utf8'))]),
 );
 function unit(name: string): UnitSettings {
   const settings = units.get(name);
@@ -32,7 +32,7 @@ describe('unit templates', () => {
     expect(last(u, 'Group')).toBe('zino');
   });
 
-  it.each(SERVICE_UNITS)('%s runs node with the flags zino up gives its service', (name) => {
+  it.each([...SERVICE_UNITS, HTTP_UNIT])('%s runs node with the flags zino up gives its service', (name) => {
     const service = name.replace(/^zino-|\.service$/g, '');
     expect(words(unit(name), 'Environment')).toContain(`NODE_OPTIONS=${serviceNodeFlags(service).join(' ')}`);
   });
