@@ -27,7 +27,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function startExc(sandbox: 'none' | 'bwrap', dir?: string): Promise<{ exc: StartedService; dir: string; file: string }> {
+async function startExc(sandbox: 'none' | 'bwrap', dir?: string, env: NodeJS.ProcessEnv = {}): Promise<{ exc: StartedService; dir: string; file: string }> {
   let base = dir;
   if (base === undefined) {
     const temp = tempDir('zdisk');
@@ -35,16 +35,16 @@ async function startExc(sandbox: 'none' | 'bwrap', dir?: string): Promise<{ exc:
     cleanups.push(temp.cleanup);
   }
   const { file } = writeTestConfig(base, { exc: { sandbox, timeout: 60, max_disk_bytes: LIMIT }, approval: { mode: 'allow' } });
-  const exc = await startService('exc', file);
+  const exc = await startService('exc', file, { env });
   cleanups.push(async () => void (await exc.stop()));
   return { exc, dir: base, file };
 }
 
-/** The run directories of the exc with `pid`. */
-function runDirs(pid: number | undefined): string[] {
-  return readdirSync(tmpdir())
+/** The run directories of the exc with `pid` (in `base`: its TMPDIR). */
+function runDirs(pid: number | undefined, base = tmpdir()): string[] {
+  return readdirSync(base)
     .filter((name) => name.startsWith(`zino-exc-${pid}-`))
-    .map((name) => path.join(tmpdir(), name));
+    .map((name) => path.join(base, name));
 }
 
 function execute(exc: StartedService, code: string): Promise<Frame> {
@@ -88,12 +88,18 @@ describe.runIf(BWRAP || process.env.CI)('sandboxed /tmp and /dev/shm', () => {
 
 describe('stale run directories', () => {
   it('a restarted exc removes the directory of a run that was in progress when exc was SIGKILLed, and only that', async () => {
-    const { exc, dir } = await startExc('none');
+    // A TMPDIR of its own: every exc sweeps its TMPDIR when it starts, and an exc that another
+    // test file starts meanwhile in the shared /tmp would remove this leftover before the
+    // restarted exc below gets to it (red once in 8 full runs, 2026-11-24).
+    const tmp = tempDir('zstale');
+    cleanups.push(tmp.cleanup);
+    const env = { TMPDIR: tmp.dir };
+    const { exc, dir } = await startExc('none', undefined, env);
     const pid = exc.child.pid;
     // The program records its pid so that the test can end it (unsandboxed, it outlives a SIGKILLed exc).
     const running = execute(exc, 'echo $$ > program.pid\nexec sleep 300').catch((err: unknown) => err);
     const [leftover] = await waitFor(() => {
-      const dirs = runDirs(pid);
+      const dirs = runDirs(pid, tmp.dir);
       return dirs.length > 0 && dirs.every((d) => existsSync(path.join(d, 'program.pid'))) && dirs;
     }, 'the run directory');
     const programPid = Number(readFileSync(path.join(leftover as string, 'program.pid'), 'utf8'));
@@ -105,7 +111,7 @@ describe('stale run directories', () => {
       }
     });
     // A directory of a live exc (this test process) must survive the sweep, even when old.
-    const live = path.join(tmpdir(), `zino-exc-${process.pid}-live`);
+    const live = path.join(tmp.dir, `zino-exc-${process.pid}-live`);
     mkdirSync(live);
     cleanups.push(() => rmSync(live, { recursive: true, force: true }));
     const old = new Date(Date.now() - 3_600_000);
@@ -115,13 +121,13 @@ describe('stale run directories', () => {
     await running;
     expect(existsSync(leftover as string)).toBe(true);
 
-    const restarted = await startExc('none', dir);
+    const restarted = await startExc('none', dir, env);
     // The line is logged once the directory is gone, and reaches the test through a pipe: wait for the line.
     await waitFor(
       () => restarted.exc.logs.some((l) => String(l.msg).includes('stale run directory removed') && l.dir === leftover),
       'exc to log the leftover run directory removed',
     ).catch((err: unknown) => {
-      // Red once in 8 full runs (2026-11-24): say what exc saw, for whoever meets it next.
+      // Say what exc saw, for whoever meets this.
       const said = restarted.exc.logs.filter((l) => /run director|sandbox decided|listening/.test(String(l.msg)));
       throw new Error(`${(err as Error).message}; leftover ${String(leftover)} exists: ${existsSync(leftover as string)}; exc logged: ${JSON.stringify(said)}`);
     });
