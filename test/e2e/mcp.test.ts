@@ -13,6 +13,7 @@ import { startSuite, type RunningSuite } from '../../src/testing/up.js';
 import { collectFrames } from '../helpers/frames.js';
 import { everything, filesystem, mcpServer, sentToServer, serverState, wiretapped } from '../helpers/mcp.js';
 import { mockOverrides, useMockLlm } from '../helpers/mock.js';
+import { killProcess } from '../helpers/procs.js';
 import { tempDir, waitFor } from '../helpers/util.js';
 
 const llm = useMockLlm();
@@ -158,11 +159,14 @@ describe('MCP tools for the agent', () => {
   });
 
   it('come back after their server is killed: exc restarts it and the next call works', async () => {
-    const before = await serverState(exc, 'files');
-    process.kill(before?.pid ?? 0, 'SIGKILL');
+    const before = await waitFor(async () => {
+      const state = await serverState(exc, 'files');
+      return state?.state === 'up' && state.pid !== undefined ? state : undefined;
+    }, 'files up, with its pid');
+    killProcess(before.pid);
     await waitFor(async () => {
       const state = await serverState(exc, 'files');
-      return state?.state === 'up' && state.restarts === (before?.restarts ?? 0) + 1;
+      return state?.state === 'up' && state.restarts === (before.restarts ?? 0) + 1;
     }, 'files to be restarted');
     llm.script({
       rules: [

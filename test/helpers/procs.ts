@@ -17,3 +17,13 @@ export function processesMatching(needle: string): number[] {
   }
   return out;
 }
+
+/**
+ * SIGKILLs the process `pid`. Anything but a positive integer is refused: `kill(0)`
+ * signals the caller's own process group (this vitest run, and whatever started it),
+ * and a negative pid a whole group.
+ */
+export function killProcess(pid: number | undefined): void {
+  if (pid === undefined || !Number.isInteger(pid) || pid <= 0) throw new Error(`refusing to kill pid ${String(pid)}`);
+  process.kill(pid, 'SIGKILL');
+}

@@ -10,7 +10,7 @@ import { Endpoint, RemoteError, ZinoError } from '../../src/runtime/index.js';
 import { EXC, type CallToolResult } from '../../src/protocol/exc.js';
 import { startService, writeTestConfig, type StartedService } from '../../src/testing/suite.js';
 import { everything, filesystem, listTools, mcpServer, sentToServer, serverState, wiretapped } from '../helpers/mcp.js';
-import { processesMatching } from '../helpers/procs.js';
+import { killProcess, processesMatching } from '../helpers/procs.js';
 import { tempDir, waitFor } from '../helpers/util.js';
 
 let dir: string;
@@ -204,7 +204,7 @@ describe('exc with MCP servers', () => {
   it('restarts a server that was killed, and the next call works', async () => {
     const before = await serverState(service.socket, 'files-rw');
     expect(before?.pid).toEqual(expect.any(Number));
-    process.kill(before?.pid ?? 0, 'SIGKILL');
+    killProcess(before?.pid);
     await waitFor(async () => (await serverState(service.socket, 'files-rw'))?.state !== 'up', 'files-rw to be seen down');
     const during = await failure(call('files-rw', 'list_directory', { path: share }));
     expect(['UPSTREAM_UNAVAILABLE', 'UPSTREAM_ERROR']).toContain(during.code);

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { request } from '../../src/runtime/index.js';
 import { startService, writeTestConfig, type StartedService } from '../../src/testing/suite.js';
 import { filesystem, serverState } from '../helpers/mcp.js';
+import { killProcess } from '../helpers/procs.js';
 import { tempDir, waitFor } from '../helpers/util.js';
 
 const started: StartedService[] = [];
@@ -65,8 +66,11 @@ describe('sys with MCP tools', () => {
     const toldBefore = told();
 
     // The server dies: its tools leave the prompt, and come back when exc has restarted it.
-    const pid = (await serverState(exc.socket, 'files'))?.pid;
-    process.kill(pid ?? 0, 'SIGKILL');
+    const up = await waitFor(async () => {
+      const state = await serverState(exc.socket, 'files');
+      return state?.state === 'up' && state.pid !== undefined ? state : undefined;
+    }, 'files up, with its pid');
+    killProcess(up.pid);
     await waitFor(async () => (await functions(sys.socket)).size === 2, 'the MCP tools to leave the prompt');
     await waitFor(async () => (await functions(sys.socket)).size === 4, 'the MCP tools to come back');
     // exc logs after sys has answered its reload, so the line may come after the prompt changed.
