@@ -1,18 +1,26 @@
 /**
  * One link of the hop-floor chain (`bench/hops.ts`): a bare Node process that
- * listens on a Unix socket and, for each connection, reads one length-prefixed
- * frame (4-byte big-endian length + body), opens a fresh connection to the next
- * link, forwards the frame as it came, waits for the reply frame and passes it
- * back, then closes. The last link answers with a small frame of its own. No
- * parsing, no logging, no validation: the cost of the process crossings alone.
+ * listens on a Unix socket and relays length-prefixed frames (4-byte big-endian
+ * length + body) to the next link, passing the reply frame back. The last link
+ * answers with a small frame of its own. No parsing, no logging, no validation:
+ * the cost of the process crossings alone.
  *
- * Usage: node hop-relay.js LISTEN_SOCKET [NEXT_SOCKET]
+ * Two ways to relay:
+ * - `fresh` (the floor): one request per connection, as the suite's protocol has.
+ *   For each accepted connection: read one frame, open a fresh connection to the
+ *   next link, forward the frame as it came, wait for the reply, pass it back, close.
+ * - `kept`: connections stay open between requests (the protocol forbids this; it is
+ *   measured to show what connecting, accepting and closing cost). Each accepted
+ *   connection carries one request after another; the link relays each over an
+ *   idle connection to the next link that it keeps, opening one only when none is idle.
+ *
+ * Usage: node hop-relay.js fresh|kept LISTEN_SOCKET [NEXT_SOCKET]
  */
 import net from 'node:net';
 
-const [listenPath, nextPath] = process.argv.slice(2);
-if (!listenPath) {
-  process.stderr.write('usage: hop-relay LISTEN_SOCKET [NEXT_SOCKET]\n');
+const [mode, listenPath, nextPath] = process.argv.slice(2);
+if ((mode !== 'fresh' && mode !== 'kept') || !listenPath) {
+  process.stderr.write('usage: hop-relay fresh|kept LISTEN_SOCKET [NEXT_SOCKET]\n');
   process.exit(2);
 }
 
@@ -20,31 +28,32 @@ const REPLY_BODY = Buffer.from(JSON.stringify({ type: 'chunk', delta: 'The short
 const REPLY = Buffer.concat([Buffer.alloc(4), REPLY_BODY]);
 REPLY.writeUInt32BE(REPLY_BODY.length, 0);
 
-/** Calls `onFrame` with the first whole frame (header included) read from `socket`. */
-function readFrame(socket: net.Socket, onFrame: (frame: Buffer) => void): void {
-  const parts: Buffer[] = [];
-  let have = 0;
+/** Calls `onFrame` with each whole frame (header included) read from `socket`, until `onFrame` returns false. */
+function readFrames(socket: net.Socket, onFrame: (frame: Buffer) => boolean): void {
+  let pending: Buffer | undefined;
   const onData = (data: Buffer): void => {
-    parts.push(data);
-    have += data.length;
-    if (have < 4) return;
-    const all = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
-    parts.length = 0;
-    parts.push(all);
-    const want = 4 + all.readUInt32BE(0);
-    if (have < want) return;
-    socket.off('data', onData);
-    onFrame(all.subarray(0, want));
+    let all = pending ? Buffer.concat([pending, data]) : data;
+    pending = undefined;
+    while (all.length >= 4) {
+      const want = 4 + all.readUInt32BE(0);
+      if (all.length < want) break;
+      if (!onFrame(all.subarray(0, want))) {
+        socket.off('data', onData);
+        return;
+      }
+      all = all.subarray(want);
+    }
+    if (all.length > 0) pending = all;
   };
   socket.on('data', onData);
 }
 
-const server = net.createServer((socket) => {
-  socket.on('error', () => socket.destroy());
-  readFrame(socket, (frame) => {
+/** `fresh`: one request per connection, here and to the next link. */
+function relayFresh(socket: net.Socket): void {
+  readFrames(socket, (frame) => {
     if (!nextPath) {
       socket.end(REPLY);
-      return;
+      return false;
     }
     const next = net.createConnection({ path: nextPath });
     next.on('error', () => {
@@ -52,12 +61,57 @@ const server = net.createServer((socket) => {
       socket.destroy();
     });
     next.write(frame);
-    readFrame(next, (reply) => {
+    readFrames(next, (reply) => {
       next.end();
       socket.end(reply);
+      return false;
     });
+    return false;
   });
+}
+
+/** A kept connection to the next link and whoever waits for its current reply. */
+interface Upstream {
+  socket: net.Socket;
+  onReply: ((reply: Buffer) => void) | undefined;
+}
+const idle: Upstream[] = [];
+
+function upstream(path: string): Upstream {
+  const kept = idle.pop();
+  if (kept) return kept;
+  const up: Upstream = { socket: net.createConnection({ path }), onReply: undefined };
+  up.socket.on('error', () => up.socket.destroy());
+  readFrames(up.socket, (reply) => {
+    const onReply = up.onReply;
+    up.onReply = undefined;
+    idle.push(up);
+    onReply?.(reply);
+    return true;
+  });
+  return up;
+}
+
+/** `kept`: every connection carries one request after another. */
+function relayKept(socket: net.Socket): void {
+  readFrames(socket, (frame) => {
+    if (!nextPath) {
+      socket.write(REPLY);
+      return true;
+    }
+    const up = upstream(nextPath);
+    up.onReply = (reply) => socket.write(reply);
+    up.socket.write(frame);
+    return true;
+  });
+}
+
+const server = net.createServer((socket) => {
+  socket.on('error', () => socket.destroy());
+  if (mode === 'kept') relayKept(socket);
+  else relayFresh(socket);
 });
 server.listen(listenPath, () => process.stdout.write('ready\n'));
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+// Kept connections never close by themselves, so a stop does not wait for them.
+process.on('SIGTERM', () => process.exit(0));
 process.stdin.on('end', () => process.exit(0)).resume();

@@ -13,6 +13,13 @@
  * sees it) and CPU per request summed over the chain's processes (utime + stime
  * from /proc/PID/stat; this process, the client, is not counted, as the suite's
  * figure does not count the benchmark).
+ *
+ * Beside them, in the same turns, the same two chains with connections kept open
+ * between requests (`hops.N.kept.*`): what the floor would be without a connect,
+ * an accept and a close per hop. The protocol forbids kept connections (one
+ * request per connection); the figure shows how much of the floor that rule is.
+ * And the same two chains built from the suite's own transport (`bench/zino-relay.ts`,
+ * `hops.N.zino.*`): what the framework adds per hop, before any service logic.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,6 +32,7 @@ import { percentile, record } from './lib.js';
 import { cpuPerRequest, cpuSnapshot } from './proc.js';
 
 const RELAY = fileURLToPath(new URL('./hop-relay.js', import.meta.url));
+const ZINO_RELAY = fileURLToPath(new URL('./zino-relay.js', import.meta.url));
 const FRAME_BYTES = 5 * 1024;
 const WARMUP = 100;
 const REQUESTS = 400;
@@ -39,20 +47,27 @@ export interface HopFloor {
   cpu: number;
 }
 
+/** `fresh`: the floor; `kept`: connections kept open; `zino`: the suite's own server and client per hop. */
+type Relay = 'fresh' | 'kept' | 'zino';
+
 interface Chain {
   hops: number;
+  relay: Relay;
   entry: string;
   procs: ChildProcess[];
+  /** The client's own connection to a `kept` chain, opened at its first request. */
+  kept?: net.Socket;
 }
 
-async function startChain(dir: string, hops: number): Promise<Chain> {
-  const sockets = Array.from({ length: hops }, (_, i) => path.join(dir, `h${hops}-${i}.sock`));
+async function startChain(dir: string, hops: number, relay: Relay): Promise<Chain> {
+  const sockets = Array.from({ length: hops }, (_, i) => path.join(dir, `${relay}${hops}-${i}.sock`));
   const procs: ChildProcess[] = [];
   await Promise.all(
     sockets.map(
       (socket, i) =>
         new Promise<void>((resolve, reject) => {
-          const args = [RELAY, socket, ...(i + 1 < hops ? [sockets[i + 1] as string] : [])];
+          const next = i + 1 < hops ? [sockets[i + 1] as string] : [];
+          const args = relay === 'zino' ? [ZINO_RELAY, socket, ...next] : [RELAY, relay, socket, ...next];
           const proc = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
           procs.push(proc);
           proc.once('error', reject);
@@ -60,25 +75,30 @@ async function startChain(dir: string, hops: number): Promise<Chain> {
         }),
     ),
   );
-  return { hops, entry: sockets[0] as string, procs };
+  return { hops, relay, entry: sockets[0] as string, procs };
 }
 
-/** One request through a chain: the time from connect to the reply frame read, in ms. */
-function request(entry: string, frame: Buffer): Promise<number> {
+/**
+ * One request through a chain: the time from connect (or, on a kept connection,
+ * from the write) to the reply frame read, in ms.
+ */
+function request(chain: Chain, frame: Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const socket = net.createConnection({ path: entry });
+    const socket = chain.kept ?? net.createConnection({ path: chain.entry });
+    if (chain.relay === 'kept') chain.kept = socket;
     let have = 0;
     let want = Infinity;
-    socket.on('error', reject);
-    socket.on('data', (data: Buffer) => {
+    const onData = (data: Buffer): void => {
       if (have === 0 && data.length >= 4) want = 4 + data.readUInt32BE(0);
       have += data.length;
-      if (have >= want) {
-        resolve(performance.now() - started);
-        socket.end();
-      }
-    });
+      if (have < want) return;
+      socket.off('data', onData).off('error', reject);
+      resolve(performance.now() - started);
+      if (chain.relay === 'fresh') socket.end();
+    };
+    socket.on('error', reject);
+    socket.on('data', onData);
     socket.write(frame);
   });
 }
@@ -91,16 +111,16 @@ function frameOf(bytes: number): Buffer {
   return frame;
 }
 
-/** Measures the 6- and 7-hop floors and records them; returns them for ratios. */
+/** Measures the 6- and 7-hop floors (and the kept and zino chains beside them) and records them; returns the floors for ratios. */
 export async function measureHopFloor(): Promise<{ six: HopFloor; seven: HopFloor }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'zhops-'));
   const chains: Chain[] = [];
   try {
-    chains.push(await startChain(dir, 6), await startChain(dir, 7));
+    for (const relay of ['fresh', 'kept', 'zino'] as const) chains.push(await startChain(dir, 6, relay), await startChain(dir, 7, relay));
     const frame = frameOf(FRAME_BYTES);
     for (let i = 0; i < WARMUP; i++) {
       for (const chain of chains) {
-        await request(chain.entry, frame);
+        await request(chain, frame);
         await sleep(IDLE_MS);
       }
     }
@@ -109,24 +129,30 @@ export async function measureHopFloor(): Promise<{ six: HopFloor; seven: HopFloo
     const times: number[][] = chains.map(() => []);
     for (let i = 0; i < REQUESTS; i++) {
       for (const [k, chain] of chains.entries()) {
-        times[k]?.push(await request(chain.entry, frame));
+        times[k]?.push(await request(chain, frame));
         await sleep(IDLE_MS);
       }
     }
+    const after = chains.map((c) => cpuSnapshot(pids(c)));
     const floors = chains.map((chain, k): HopFloor => {
-      const cpu = cpuPerRequest(before[k] ?? {}, cpuSnapshot(pids(chain)), REQUESTS).total;
+      const cpu = cpuPerRequest(before[k] ?? {}, after[k] ?? {}, REQUESTS).total;
       const t = times[k] ?? [];
       return { hops: chain.hops, p50: percentile(t, 50), p90: percentile(t, 90), cpu };
     });
-    for (const f of floors) {
+    for (const [k, f] of floors.entries()) {
+      const relay = chains[k]?.relay ?? 'fresh';
+      const name = relay === 'fresh' ? `hops.${f.hops}` : `hops.${f.hops}.${relay}`;
       const details = { requests: REQUESTS, frame_bytes: FRAME_BYTES, idle_ms: IDLE_MS };
-      record({ name: `hops.${f.hops}.p50`, value: f.p50, unit: 'ms', details });
-      record({ name: `hops.${f.hops}.p90`, value: f.p90, unit: 'ms' });
-      record({ name: `hops.${f.hops}.cpu_per_request`, value: f.cpu, unit: 'ms', details: { processes: f.hops } });
+      record({ name: `${name}.p50`, value: f.p50, unit: 'ms', details });
+      record({ name: `${name}.p90`, value: f.p90, unit: 'ms' });
+      record({ name: `${name}.cpu_per_request`, value: f.cpu, unit: 'ms', details: { processes: f.hops } });
     }
     return { six: floors[0] as HopFloor, seven: floors[1] as HopFloor };
   } finally {
-    for (const chain of chains) for (const p of chain.procs) p.kill('SIGTERM');
+    for (const chain of chains) {
+      chain.kept?.destroy();
+      for (const p of chain.procs) p.kill('SIGTERM');
+    }
     const running = chains.flatMap((c) => c.procs).filter((p) => p.exitCode === null && p.signalCode === null);
     await Promise.all(running.map((p) => new Promise((resolve) => p.once('exit', resolve))));
     rmSync(dir, { recursive: true, force: true });
