@@ -7,13 +7,16 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { request } from '../../src/runtime/index.js';
+import { detectSandbox } from '../../src/services/exc/sandbox.js';
 import { parseScript } from '../../src/testing/mock-llm/script.js';
-import { PACKAGE_ROOT, writeTestConfig } from '../../src/testing/suite.js';
+import { PACKAGE_ROOT, writeTestConfig, type ConfigOverrides } from '../../src/testing/suite.js';
 import { startSuite, type RunningSuite } from '../../src/testing/up.js';
 import { mockOverrides, useMockLlm } from '../helpers/mock.js';
 import { tempDir } from '../helpers/util.js';
 
 const CLIENT = path.join(PACKAGE_ROOT, 'test', 'fixtures', 'contract-client.py');
+const SANDBOX = process.env.CI === 'true' || detectSandbox('auto').active;
 
 interface Run {
   code: number | null;
@@ -38,7 +41,11 @@ let cleanup: () => void;
 
 beforeAll(async () => {
   ({ dir, cleanup } = tempDir('zcc'));
-  const { file } = writeTestConfig(dir, mockOverrides(llm.mock));
+  // exc as shipped (sandbox "auto", approval "ask"): a contract client cannot answer approvals, so its
+  // runs must be sandboxed to run at all (docs/protocol.md, "Stability"). Where no sandbox can be set up
+  // (not in CI, which installs bubblewrap), its host runs are let through instead.
+  const exc: ConfigOverrides = SANDBOX ? { exc: { sandbox: 'auto' }, approval: { mode: 'ask' } } : { approval: { unattended: 'allow' } };
+  const { file } = writeTestConfig(dir, mockOverrides(llm.mock, exc));
   suite = await startSuite(file);
 });
 
@@ -49,6 +56,10 @@ afterAll(async () => {
 });
 
 it('a client written from the contract alone finds every service as the contract describes it', { timeout: 240_000 }, async () => {
+  // The client's runs are sandboxed where a sandbox works (and so never wait for an approval).
+  const caps = await request(path.join(dir, 'run', 'exc.sock'), { type: 'capabilities' });
+  expect(caps.sandbox, JSON.stringify(caps)).toMatchObject({ active: SANDBOX });
+
   const printed = await python(['--mock-script']);
   expect(printed.code, printed.stderr).toBe(0);
   llm.script(parseScript(JSON.parse(printed.stdout)));
