@@ -78,6 +78,9 @@ it('a client written from the contract alone finds every service as the contract
     expect(lines.filter((l) => l.startsWith(`ok ${service} `)).length, `${service}\n${report}`).toBeGreaterThan(3);
   }
   expect(run.stdout).toMatch(/^# \d+ ok, 0 failed, \d+ known differences/m);
+  // A known difference is a bound ZINO adds on purpose (docs/protocol.md, "Stability"): refused
+  // with a clear INVALID_REQUEST, never anything else.
+  for (const line of lines.filter((l) => l.startsWith('known '))) expect(line).toContain('"code": "INVALID_REQUEST"');
   // The LLM checks went through the mock (scripted, so deterministic).
   expect(llm.mock.stats.requests).toBeGreaterThan(10);
 
