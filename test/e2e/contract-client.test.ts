@@ -67,6 +67,8 @@ it('a client written from the contract alone finds every service as the contract
   const run = await python([path.join(dir, 'run')]);
   const report = `${run.stdout}\n${run.stderr}`;
   const lines = run.stdout.split('\n');
+  // The summary and the tolerated differences, in the test log.
+  console.log(lines.filter((l) => l.startsWith('#') || l.startsWith('known ')).join('\n'));
   // Every failed check, by name and reason, in the assertion message.
   expect(
     lines.filter((l) => l.startsWith('FAIL')),
