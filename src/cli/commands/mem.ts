@@ -2,7 +2,7 @@
  * `zino mem history|clear|soft|remember|search`: administering memory by talking
  * to mem directly (and to sys for the soft memory in the prompt).
  */
-import { ZinoError, type ZinoClient } from '../../client/index.js';
+import { ZinoError, type HardMemoryResult, type ZinoClient } from '../../client/index.js';
 import { EXIT, exitStatusFor } from '../../runtime/exit.js';
 import { cliClient, fail, howToStart, type ConfigOptions } from '../config.js';
 
@@ -91,5 +91,15 @@ export async function memSearch(words: string[], options: ConfigOptions & { topK
   const results = await mem((c) => c.mem.searchHard(words.join(' '), { topK }), client);
   if (options.json) process.stdout.write(`${JSON.stringify(results)}\n`);
   else if (results.length === 0) process.stderr.write('(nothing found)\n');
-  else process.stdout.write(`${results.map((r) => `${r.score.toFixed(4)}  #${r.id}  ${r.messages.map((m) => m.content).join(' / ')}`).join('\n')}\n`);
+  else process.stdout.write(`${results.map(searchLine).join('\n')}\n`);
+}
+
+/**
+ * One result of `zino mem search`: score, `#id`, the messages. The id is a ZINO extra of
+ * the reply: a mem written from the contract alone sends none, and then none is shown
+ * (checked: the reply is another process's data, whatever its declared type).
+ */
+function searchLine(r: HardMemoryResult): string {
+  const id: unknown = r.id;
+  return [r.score.toFixed(4), ...(typeof id === 'number' ? [`#${id}`] : []), r.messages.map((m) => m.content).join(' / ')].join('  ');
 }

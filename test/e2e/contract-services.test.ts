@@ -1,0 +1,389 @@
+/**
+ * Our callers with counterpart services written from the contract alone: each time
+ * one of rtr, mem and sys is a Python process from test/fixtures/contract-services.py
+ * (standard library only, written from the service contract without our sources),
+ * listening at that service's socket, and the six others are ours (`zino serve NAME`).
+ * The daemon must still answer end to end, one-shot and streaming; ctx must build
+ * its context from the Python mem; the daemon must store the exchange there and use
+ * the Python sys's prompt. Our callers' opt-in extras (sys `watch`, mem `get_context`,
+ * `request_id`, error codes) must fall back to the contract's messages.
+ *
+ * The Python services log every request they receive (`--log`): the tests also check
+ * that what our callers sent is what the contract asks for.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SERVICE_NAMES, ping, request, type Frame, type ServiceName } from '../../src/runtime/index.js';
+import { PACKAGE_ROOT } from '../../src/testing/paths.js';
+import { startService, writeTestConfig, type ConfigOverrides, type StartedService } from '../../src/testing/suite.js';
+import { runCli } from '../helpers/cli.js';
+import { collectFrames, requestOrError } from '../helpers/frames.js';
+import { mockOverrides, useMockLlm } from '../helpers/mock.js';
+import { tempDir, waitFor } from '../helpers/util.js';
+
+const llm = useMockLlm();
+beforeEach(() => llm.script({}));
+
+const FIXTURE = path.join(PACKAGE_ROOT, 'test', 'fixtures', 'contract-services.py');
+type Replaced = 'rtr' | 'mem' | 'sys';
+
+/** A running Python contract service. */
+interface ContractService {
+  readonly socket: string;
+  /** Every request it received so far, in arrival order. */
+  requests(): Frame[];
+  /** The requests of one type. */
+  requestsOf(type: string): Frame[];
+  stop(): Promise<void>;
+}
+
+/** Starts `contract-services.py SERVICE` on `socket` and waits until it answers ping. */
+async function startContract(service: Replaced, socket: string, logFile: string, args: string[] = []): Promise<ContractService> {
+  const child: ChildProcess = spawn('python3', [FIXTURE, service, '--socket', socket, '--log', logFile, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  let gone = false;
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      gone = true;
+      resolve();
+    });
+    child.once('error', (err) => {
+      stderr += String(err);
+      gone = true;
+      resolve();
+    });
+  });
+  const stop = async (): Promise<void> => {
+    if (!gone) child.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    await waitFor(async () => {
+      if (gone) throw new Error(`the contract ${service} exited before it answered ping:\n${stderr}`);
+      return ping(socket, { timeoutMs: 1000 }).then(
+        () => true,
+        () => false,
+      );
+    }, `the contract ${service} to answer ping`);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const requests = (): Frame[] =>
+    existsSync(logFile)
+      ? readFileSync(logFile, 'utf8')
+          .split('\n')
+          .filter((l) => l.trim() !== '')
+          .map((l) => (JSON.parse(l) as { request: Frame }).request)
+      : [];
+  return { socket, requests, requestsOf: (type) => requests().filter((r) => r.type === type), stop };
+}
+
+/** Our six services and one contract service in a temp dir. */
+interface Mixed {
+  dir: string;
+  file: string;
+  socket(name: ServiceName): string;
+  ours: Partial<Record<ServiceName, StartedService>>;
+  contract: ContractService;
+  /** Replaces the contract service with a new one started with `args` (same socket, fresh request log). */
+  restartContract(args: string[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the contract `replaced` (first: ours may ask it at start), `seed` on it, then
+ * our other six services on the same config, each awaited by ping.
+ */
+async function startMixed(
+  replaced: Replaced,
+  options: { args?: (dir: string) => string[]; seed?: (socket: string) => Promise<void>; overrides?: ConfigOverrides },
+): Promise<Mixed> {
+  const { dir, cleanup } = tempDir('zpy');
+  const { file, config } = writeTestConfig(dir, mockOverrides(llm.mock, options.overrides));
+  mkdirSync(path.join(dir, 'run'), { recursive: true });
+  const socket = (name: ServiceName): string => config[name].socket;
+  let logs = 0;
+  const logFile = (): string => path.join(dir, `${replaced}-requests-${++logs}.jsonl`);
+  let contract: ContractService;
+  try {
+    contract = await startContract(replaced, socket(replaced), logFile(), options.args?.(dir) ?? []);
+  } catch (err) {
+    cleanup();
+    throw err;
+  }
+  const ours: Partial<Record<ServiceName, StartedService>> = {};
+  const stopOurs = (): Promise<unknown> => Promise.all(Object.values(ours).map((s) => s.stop()));
+  try {
+    await options.seed?.(socket(replaced));
+    const results = await Promise.allSettled(
+      SERVICE_NAMES.filter((n) => n !== replaced).map(async (name) => {
+        ours[name] = await startService(name, file, { env: { ZINO_LOG_LEVEL: 'warn' } });
+      }),
+    );
+    const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failure) throw failure.reason;
+  } catch (err) {
+    await stopOurs();
+    await contract.stop();
+    cleanup();
+    throw err;
+  }
+  const mixed: Mixed = {
+    dir,
+    file,
+    socket,
+    ours,
+    contract,
+    async restartContract(args) {
+      await mixed.contract.stop();
+      mixed.contract = await startContract(replaced, socket(replaced), logFile(), args);
+    },
+    async close() {
+      await stopOurs();
+      await mixed.contract.stop();
+      cleanup();
+    },
+  };
+  return mixed;
+}
+
+const user = (content: string): Frame => ({ role: 'user', content });
+const assistant = (content: string): Frame => ({ role: 'assistant', content });
+
+/** The messages of the mock LLM's request `i`. */
+const sent = (i: number): Frame[] => (llm.mock.stats.bodies[i]?.messages ?? []) as Frame[];
+
+/** The text of a streamed answer, and its terminal frame. */
+function streamed(frames: Frame[]): { text: string; last: Frame | undefined } {
+  const text = frames
+    .filter((f) => f.type === 'chunk')
+    .map((f) => String(f.delta))
+    .join('');
+  return { text, last: frames.at(-1) };
+}
+
+describe('with a contract-only rtr', () => {
+  const CANNED = 'Canned answer from the contract rtr.';
+  let mixed: Mixed;
+  const daemon = (): string => mixed.socket('daemon');
+
+  beforeAll(async () => {
+    mixed = await startMixed('rtr', { args: () => ['--text', CANNED] });
+  });
+  afterAll(async () => {
+    await mixed?.close();
+  });
+
+  it('answers a one-shot message through agr with the contract rtr reply, and agr sends infer as the contract says', async () => {
+    const reply = await request(daemon(), { message: 'hello there' });
+    expect(reply).toMatchObject({ type: 'response', content: CANNED });
+    expect(reply.degraded).toBeUndefined();
+    const infer = mixed.contract.requestsOf('infer');
+    expect(infer).toHaveLength(1);
+    // Every field the contract marks required, with the [agent] defaults.
+    expect(infer[0]).toMatchObject({ type: 'infer', temperature: 0.7, top_p: 1, stream: false });
+    const messages = infer[0]?.messages as Frame[];
+    expect(messages[0]).toMatchObject({ role: 'system' });
+    expect(String(messages[0]?.content)).toContain('You are ZINO');
+    expect(messages.at(-1)).toEqual(user('hello there'));
+  });
+
+  it('streams a message: chunks that join to the reply, then done with the full text', async () => {
+    const before = mixed.contract.requestsOf('infer').length;
+    const frames = await collectFrames(daemon(), { message: 'stream please', stream: true });
+    const { text, last } = streamed(frames);
+    // How many chunks is not told: our client merges chunks that arrive in one read. rtr was asked to stream.
+    expect(text).toBe(CANNED);
+    expect(last).toMatchObject({ type: 'done', full_text: CANNED });
+    expect(mixed.contract.requestsOf('infer').slice(before)).toEqual([expect.objectContaining({ stream: true })]);
+  });
+
+  it('stores the exchange of a channel in mem', async () => {
+    await request(daemon(), { message: 'remember this turn', channel_id: 'py-rtr' });
+    const history = await request(mixed.socket('mem'), { type: 'get_history', channel_id: 'py-rtr' });
+    expect(history.messages).toEqual([user('remember this turn'), assistant(CANNED)]);
+  });
+
+  it('zino status shows the contract rtr (its capabilities reply has no type) and exits 0', async () => {
+    const out = await runCli(['status', '--json', '--config', mixed.file]);
+    expect(out.code, out.stderr).toBe(0);
+    const status = JSON.parse(out.stdout) as { rtr?: Frame };
+    expect(status.rtr).toEqual({ type: 'capabilities', streaming: true, model: 'contract-model' });
+  });
+
+  it('keeps the client streaming when the contract rtr cannot stream (it answers response)', async () => {
+    await mixed.restartContract(['--text', CANNED, '--streaming', 'false']);
+    const frames = await collectFrames(daemon(), { message: 'stream please', stream: true });
+    const { text, last } = streamed(frames);
+    expect(text).toBe(CANNED);
+    expect(last).toMatchObject({ type: 'done', full_text: CANNED });
+    expect(await request(daemon(), { message: 'one shot' })).toMatchObject({ type: 'response', content: CANNED });
+  });
+
+  it("passes the contract rtr's error frame (no code) on to the client as an error, one-shot and streaming", async () => {
+    await mixed.restartContract(['--error', 'the upstream model is on fire']);
+    const reply = await requestOrError(daemon(), { message: 'hello' });
+    expect(reply.type).toBe('error');
+    expect(String(reply.message)).toContain('the upstream model is on fire');
+    const frames = await collectFrames(daemon(), { message: 'hello', stream: true });
+    expect(frames.at(-1)?.type).toBe('error');
+    expect(String(frames.at(-1)?.message)).toContain('the upstream model is on fire');
+    await ping(daemon());
+  });
+
+  // Last in this group: it stops our agr.
+  it('answers through the contract rtr directly when agr is down, asking its capabilities first when streaming', async () => {
+    await mixed.restartContract(['--text', CANNED]);
+    await mixed.ours.agr?.stop();
+    expect(await request(daemon(), { message: 'no agr' })).toMatchObject({ type: 'response', content: CANNED, degraded: ['tools'] });
+    const frames = await collectFrames(daemon(), { message: 'no agr, streaming', stream: true });
+    const { text, last } = streamed(frames);
+    expect(text).toBe(CANNED);
+    expect(last).toMatchObject({ type: 'done', full_text: CANNED });
+    const types = mixed.contract
+      .requests()
+      .map((r) => r.type)
+      .filter((t) => t !== 'ping');
+    expect(types).toEqual(['infer', 'capabilities', 'infer']);
+    expect(mixed.contract.requestsOf('infer').map((r) => r.stream)).toEqual([false, true]);
+  });
+});
+
+describe('with a contract-only mem', () => {
+  const SOFT = 'The user prefers metric units.';
+  const BACKUP = [user('Where is the backup disk mounted?'), assistant('The backup disk is mounted at /srv/backup.')];
+  let mixed: Mixed;
+  const mem = (): string => mixed.socket('mem');
+
+  beforeAll(async () => {
+    mixed = await startMixed('mem', {
+      // Before our sys starts: it takes the soft memory from mem at start.
+      seed: async (socket) => {
+        await request(socket, { type: 'set_soft', content: SOFT });
+        expect(await request(socket, { type: 'store_hard', messages: BACKUP, tag: 'backup' })).toEqual({ type: 'ok', id: 0 });
+      },
+    });
+  });
+  afterAll(async () => {
+    await mixed?.close();
+  });
+
+  it('ctx builds the context from it: skill examples, then its hard memories, then its history', async () => {
+    await request(mem(), { type: 'append_history', channel_id: 'ctx-built', messages: [user('my name is Ada'), assistant('Hello Ada.')] });
+    const reply = await request(mixed.socket('ctx'), { type: 'build', channel_id: 'ctx-built', user_message: 'where is the backup disk?' });
+    expect(reply.type).toBe('context');
+    expect(reply.missing).toBeUndefined();
+    const messages = reply.messages as Frame[];
+    expect(messages.length).toBeGreaterThan(4);
+    expect(messages.slice(-4)).toEqual([...BACKUP, user('my name is Ada'), assistant('Hello Ada.')]);
+    // ctx's opt-in get_context was refused (an error without code), then the contract's two messages.
+    expect(mixed.contract.requestsOf('get_context').length).toBeGreaterThan(0);
+    expect(mixed.contract.requestsOf('search_hard').at(-1)).toMatchObject({ query: 'where is the backup disk?', top_k: 3 });
+    expect(mixed.contract.requestsOf('get_history').at(-1)).toMatchObject({ channel_id: 'ctx-built', limit: 50 });
+  });
+
+  it('the daemon answers one-shot with its memories and history in the prompt, and stores the exchange in it', async () => {
+    await request(mem(), { type: 'append_history', channel_id: 'asked', messages: [user('earlier question'), assistant('Earlier answer.')] });
+    llm.script({ rules: [{ reply: 'It is at /srv/backup.' }] });
+    const reply = await request(mixed.socket('daemon'), { message: 'where is the backup disk?', channel_id: 'asked' });
+    expect(reply).toMatchObject({ type: 'response', content: 'It is at /srv/backup.' });
+    expect(reply.degraded).toBeUndefined();
+    expect(sent(0).slice(-5)).toEqual([...BACKUP, user('earlier question'), assistant('Earlier answer.'), user('where is the backup disk?')]);
+    const history = await request(mem(), { type: 'get_history', channel_id: 'asked' });
+    expect(history.messages).toEqual([
+      user('earlier question'),
+      assistant('Earlier answer.'),
+      user('where is the backup disk?'),
+      assistant('It is at /srv/backup.'),
+    ]);
+  });
+
+  it('the daemon streams, and stores the streamed exchange in it', async () => {
+    llm.script({ rules: [{ reply: 'Streamed from the mock.', chunkSize: 4 }] });
+    const frames = await collectFrames(mixed.socket('daemon'), { message: 'stream this', channel_id: 'streamed', stream: true });
+    const { text, last } = streamed(frames);
+    expect(text).toBe('Streamed from the mock.');
+    expect(last).toMatchObject({ type: 'done', full_text: 'Streamed from the mock.' });
+    const history = await request(mem(), { type: 'get_history', channel_id: 'streamed' });
+    expect(history.messages).toEqual([user('stream this'), assistant('Streamed from the mock.')]);
+  });
+
+  it("our sys takes its soft memory at start, and the daemon's prompt carries it", async () => {
+    const prompt = await request(mixed.socket('sys'), { type: 'get' });
+    expect(String(prompt.content)).toContain(SOFT);
+    await request(mixed.socket('daemon'), { message: 'hello' });
+    expect(sent(0)[0]).toMatchObject({ role: 'system' });
+    expect(String(sent(0)[0]?.content)).toContain(SOFT);
+  });
+
+  it('zino mem history, remember and search work against it', async () => {
+    const config = ['--config', mixed.file];
+    await request(mem(), { type: 'append_history', channel_id: 'cli', messages: [user('cli question'), assistant('cli answer')] });
+    const history = await runCli(['mem', 'history', 'cli', ...config]);
+    expect(history.code, history.stderr).toBe(0);
+    expect(history.stdout).toBe('user: cli question\n\nassistant: cli answer\n');
+
+    const remember = await runCli(['mem', 'remember', 'the', 'printer', 'is', 'on', 'floor', 'three', ...config]);
+    expect(remember.code, remember.stderr).toBe(0);
+    expect(remember.stdout).toBe('remembered as #1\n');
+    expect(mixed.contract.requestsOf('store_hard').at(-1)).toMatchObject({ messages: [user('the printer is on floor three')] });
+
+    const search = await runCli(['mem', 'search', 'printer', 'floor', ...config]);
+    expect(search.code, search.stderr).toBe(0);
+    // Score and messages; no "#id": a contract mem's results carry none (ours showed "#undefined").
+    expect(search.stdout).toMatch(/^[01]\.\d{4} {2}the printer is on floor three\n$/);
+  });
+});
+
+describe('with a contract-only sys', () => {
+  const TEMPLATE = 'Contract sys prompt. Personality: %%PERSONALITY%%. Soft: %%SOFT_MEMORIES%%. Rounds: %%MAX_ITERATIONS%%.';
+  let mixed: Mixed;
+  const daemon = (): string => mixed.socket('daemon');
+  const system = (i: number): Frame | undefined => sent(i)[0];
+
+  beforeAll(async () => {
+    mixed = await startMixed('sys', {
+      args: (dir) => {
+        const template = path.join(dir, 'CONTRACT-SYSTEM.md');
+        writeFileSync(template, TEMPLATE);
+        return ['--template', template, '--personality', 'terse', '--max-iterations', '4'];
+      },
+    });
+  });
+  afterAll(async () => {
+    await mixed?.close();
+  });
+
+  it("the daemon sends the contract sys's prompt as the system message, one-shot and streaming", async () => {
+    llm.script({ rules: [{ reply: 'Fine.' }] });
+    expect(await request(daemon(), { message: 'one shot' })).toMatchObject({ type: 'response', content: 'Fine.' });
+    const frames = await collectFrames(daemon(), { message: 'streaming', stream: true });
+    expect(streamed(frames).text).toBe('Fine.');
+    const prompt = 'Contract sys prompt. Personality: terse. Soft: . Rounds: 4.';
+    expect(system(0)).toEqual({ role: 'system', content: prompt });
+    expect(system(1)).toEqual({ role: 'system', content: prompt });
+    expect(sent(1).at(-1)).toEqual(user('streaming'));
+  });
+
+  it('the daemon asks it with get on each request once it refused the opt-in watch', async () => {
+    expect(mixed.contract.requestsOf('watch').length).toBeGreaterThan(0);
+    const gets = mixed.contract.requestsOf('get').length;
+    await request(daemon(), { message: 'again' });
+    await request(daemon(), { message: 'and again' });
+    expect(mixed.contract.requestsOf('get').length).toBe(gets + 2);
+  });
+
+  it('zino mem soft stores the soft memory in mem and sets it in the contract sys, whose new prompt the next request uses', async () => {
+    const out = await runCli(['mem', 'soft', 'likes', 'green', 'tea', '--config', mixed.file]);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stderr).toContain('soft memory updated (stored, and in the system prompt)');
+    expect(mixed.contract.requestsOf('set_soft_memory').at(-1)).toMatchObject({ content: 'likes green tea' });
+    expect(await request(mixed.socket('mem'), { type: 'get_soft' })).toMatchObject({ content: 'likes green tea' });
+    await request(daemon(), { message: 'what do I like?' });
+    expect(system(0)).toEqual({ role: 'system', content: 'Contract sys prompt. Personality: terse. Soft: likes green tea. Rounds: 4.' });
+  });
+});
