@@ -70,29 +70,38 @@ function relayFresh(socket: net.Socket): void {
   });
 }
 
-/** A kept connection to the next link and whoever waits for its current reply. */
+/** A kept connection to the next link and the caller whose reply it is carrying, if any. */
 interface Upstream {
   socket: net.Socket;
-  onReply: ((reply: Buffer) => void) | undefined;
+  waiting: { caller: net.Socket; onReply: (reply: Buffer) => void } | undefined;
 }
 const idle: Upstream[] = [];
 
 function upstream(path: string): Upstream {
   const kept = idle.pop();
   if (kept) return kept;
-  const up: Upstream = { socket: net.createConnection({ path }), onReply: undefined };
+  const up: Upstream = { socket: net.createConnection({ path }), waiting: undefined };
   up.socket.on('error', () => up.socket.destroy());
+  // A next link that goes away takes the request waiting on it along: its caller sees the close.
+  up.socket.on('close', () => {
+    const at = idle.indexOf(up);
+    if (at >= 0) idle.splice(at, 1);
+    up.waiting?.caller.destroy();
+  });
   readFrames(up.socket, (reply) => {
-    const onReply = up.onReply;
-    up.onReply = undefined;
+    const waiting = up.waiting;
+    up.waiting = undefined;
     idle.push(up);
-    onReply?.(reply);
+    waiting?.onReply(reply);
     return true;
   });
   return up;
 }
 
-/** `kept`: every connection carries one request after another. */
+/**
+ * `kept`: every connection carries one request after another, one at a time (the
+ * bench sends the next only after the reply; pipelined requests are not supported).
+ */
 function relayKept(socket: net.Socket): void {
   readFrames(socket, (frame) => {
     if (!nextPath) {
@@ -100,7 +109,7 @@ function relayKept(socket: net.Socket): void {
       return true;
     }
     const up = upstream(nextPath);
-    up.onReply = (reply) => socket.write(reply);
+    up.waiting = { caller: socket, onReply: (reply) => socket.write(reply) };
     up.socket.write(frame);
     return true;
   });

@@ -14,7 +14,8 @@
  * from /proc/PID/stat; this process, the client, is not counted, as the suite's
  * figure does not count the benchmark).
  *
- * Then two 7-hop chains that split the floor, each in turns with a fresh one:
+ * Then, apart (`measureHopSplit`), two 7-hop chains that split the floor, each in
+ * turns with a fresh one:
  * connections kept open between requests (`hops.7.kept.*`), what the floor would be
  * without a connect, an accept and a close per hop (the protocol forbids kept
  * connections: one request per connection; the figure shows how much of the floor
@@ -61,10 +62,15 @@ interface Chain {
 
 let chainsStarted = 0;
 
-async function startChain(dir: string, hops: number, relay: Relay): Promise<Chain> {
+/**
+ * Starts a chain and adds it to `chains` at once, so that a caller's `finally` stops
+ * whatever did start when a link fails; rejects when a link exits before it is ready.
+ */
+async function startChain(chains: Chain[], dir: string, hops: number, relay: Relay): Promise<void> {
   const id = ++chainsStarted;
   const sockets = Array.from({ length: hops }, (_, i) => path.join(dir, `c${id}-${i}.sock`));
-  const procs: ChildProcess[] = [];
+  const chain: Chain = { hops, relay, entry: sockets[0] as string, procs: [] };
+  chains.push(chain);
   await Promise.all(
     sockets.map(
       (socket, i) =>
@@ -72,13 +78,13 @@ async function startChain(dir: string, hops: number, relay: Relay): Promise<Chai
           const next = i + 1 < hops ? [sockets[i + 1] as string] : [];
           const args = relay === 'zino' ? [ZINO_RELAY, socket, ...next] : [RELAY, relay, socket, ...next];
           const proc = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
-          procs.push(proc);
+          chain.procs.push(proc);
           proc.once('error', reject);
+          proc.once('exit', (code, signal) => reject(new Error(`${relay} relay ${socket} exited before it was ready (${signal ?? code})`)));
           proc.stdout?.once('data', () => resolve());
         }),
     ),
   );
-  return { hops, relay, entry: sockets[0] as string, procs };
 }
 
 /**
@@ -88,21 +94,29 @@ async function startChain(dir: string, hops: number, relay: Relay): Promise<Chai
 function request(chain: Chain, frame: Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const socket = chain.kept ?? net.createConnection({ path: chain.entry });
-    if (chain.relay === 'kept') chain.kept = socket;
+    let socket = chain.kept;
+    if (!socket) {
+      socket = net.createConnection({ path: chain.entry });
+      // A late error after the reply (or between requests on a kept connection) must not crash the bench.
+      socket.on('error', () => undefined);
+      if (chain.relay === 'kept') chain.kept = socket;
+    }
+    const connection = socket;
     let have = 0;
     let want = Infinity;
     const onData = (data: Buffer): void => {
       if (have === 0 && data.length >= 4) want = 4 + data.readUInt32BE(0);
       have += data.length;
       if (have < want) return;
-      socket.off('data', onData).off('error', reject);
+      connection.off('data', onData).off('error', reject).off('close', onClose);
       resolve(performance.now() - started);
-      if (chain.relay === 'fresh') socket.end();
+      if (chain.relay !== 'kept') connection.end();
     };
-    socket.on('error', reject);
-    socket.on('data', onData);
-    socket.write(frame);
+    const onClose = (): void => reject(new Error(`the ${chain.relay} chain closed the connection before its reply`));
+    connection.on('error', reject);
+    connection.on('close', onClose);
+    connection.on('data', onData);
+    connection.write(frame);
   });
 }
 
@@ -155,26 +169,42 @@ async function stopChains(chains: readonly Chain[]): Promise<void> {
   await Promise.all(running.map((p) => new Promise((resolve) => p.once('exit', resolve))));
 }
 
-/**
- * Measures the 6- and 7-hop floors and records them; returns them for ratios. Then,
- * with the floor's chains stopped, a 7-hop chain of each kind in turns (`hops.7.ref`,
- * `hops.7.kept`, `hops.7.zino`), each with its ratio to the fresh chain of the same
- * turns. The floor is measured with its two chains alone, as before the others
- * existed: more processes in turn leave each one's caches colder and raise its CPU
- * per request (3.1 against 2.4 ms here), which would flatter every ratio to it.
- */
-export async function measureHopFloor(): Promise<{ six: HopFloor; seven: HopFloor }> {
+/** Runs `measure` with a fresh list of chains and a directory for their sockets, and stops them all after. */
+async function withChains<T>(measure: (chains: Chain[], dir: string) => Promise<T>): Promise<T> {
   const dir = mkdtempSync(path.join(tmpdir(), 'zhops-'));
   const chains: Chain[] = [];
   try {
-    chains.push(await startChain(dir, 6, 'fresh'), await startChain(dir, 7, 'fresh'));
+    return await measure(chains, dir);
+  } finally {
+    await stopChains(chains);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Measures the 6- and 7-hop floors, the two chains alone in turns, and records them; returns them for ratios. */
+export function measureHopFloor(): Promise<{ six: HopFloor; seven: HopFloor }> {
+  return withChains(async (chains, dir) => {
+    await startChain(chains, dir, 6, 'fresh');
+    await startChain(chains, dir, 7, 'fresh');
     const [six, seven] = (await measureChains(chains)) as [HopFloor, HopFloor];
     recordChain('hops.6', six);
     recordChain('hops.7', seven);
-    await stopChains(chains.splice(0));
+    return { six, seven };
+  });
+}
 
+/**
+ * Splits the floor: a 7-hop chain of each kind in turns (`hops.7.ref`, a fresh one
+ * again; `hops.7.kept`; `hops.7.zino`), each with its ratio to the fresh chain of the
+ * same turns. Run apart from the floor and after the suite's own figures: more
+ * processes in turn leave each one's caches colder and raise its CPU per request
+ * (with six chains in turns the floor read 3.1–3.2 ms where it reads 1.9–2.5 ms
+ * alone), which would flatter every ratio to the floor.
+ */
+export function measureHopSplit(): Promise<void> {
+  return withChains(async (chains, dir) => {
     const relays = ['fresh', 'kept', 'zino'] as const;
-    for (const relay of relays) chains.push(await startChain(dir, 7, relay));
+    for (const relay of relays) await startChain(chains, dir, 7, relay);
     const [ref, ...others] = (await measureChains(chains)) as [HopFloor, HopFloor, HopFloor];
     recordChain('hops.7.ref', ref);
     for (const [k, f] of others.entries()) {
@@ -183,14 +213,11 @@ export async function measureHopFloor(): Promise<{ six: HopFloor; seven: HopFloo
       record({ name: `${name}.cpu_vs_ref`, value: f.cpu / ref.cpu, unit: 'x' });
       record({ name: `${name}.p50_vs_ref`, value: f.p50 / ref.p50, unit: 'x' });
     }
-    return { six, seven };
-  } finally {
-    await stopChains(chains);
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
-/** `npm run bench hops`: the floor alone. */
+/** `npm run bench hops`: the floor, then its split. */
 export async function run(): Promise<void> {
   await measureHopFloor();
+  await measureHopSplit();
 }
