@@ -4,7 +4,7 @@
  * it). It runs against the whole suite under `zino up`, with the mock LLM scripted by
  * the client's own `--mock-script`, and must find every reply as the contract promises.
  */
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { request } from '../../src/runtime/index.js';
@@ -24,13 +24,22 @@ interface Run {
   stderr: string;
 }
 
-/** Runs the client asynchronously: the mock LLM it reaches lives in this process and must keep serving. */
+/** Clients still running, killed when the file's tests end (a timed-out test must not leave one behind). */
+const running = new Set<ChildProcess>();
+
+/**
+ * Runs the client asynchronously: the mock LLM it reaches lives in this process and must keep serving.
+ * Bounded below the test's own timeout, so a client stuck on a service ends with its output shown.
+ */
 function python(args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile('python3', [CLIENT, ...args], { maxBuffer: 16 * 1024 * 1024, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } }, (err, stdout, stderr) => {
+    const options = { maxBuffer: 16 * 1024 * 1024, timeout: 220_000, killSignal: 'SIGKILL' as const, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } };
+    const child = execFile('python3', [CLIENT, ...args], options, (err, stdout, stderr) => {
+      running.delete(child);
       const code = err === null ? 0 : typeof err.code === 'number' ? err.code : null;
       resolve({ code, stdout, stderr: err !== null && typeof err.code !== 'number' ? `${stderr}\n${err.message}` : stderr });
     });
+    running.add(child);
   });
 }
 
@@ -50,6 +59,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  for (const child of running) child.kill('SIGKILL');
   const exit = await suite.interrupt();
   expect(exit).toEqual({ code: 0, signal: null });
   cleanup();
@@ -83,6 +93,11 @@ it('a client written from the contract alone finds every service as the contract
   // A known difference is a bound ZINO adds on purpose (docs/protocol.md, "Stability"): refused
   // with a clear INVALID_REQUEST, never anything else.
   for (const line of lines.filter((l) => l.startsWith('known '))) expect(line).toContain('"code": "INVALID_REQUEST"');
+  // Where the validators are installed (CI installs shellcheck), broken code must fail validation, not pass.
+  if (process.env.CI === 'true') {
+    expect(lines, report).toContain('ok exc validate broken bash: ok false with errors (its validator is available)');
+    expect(lines, report).toContain('ok exc validate broken python3: ok false with errors (its validator is available)');
+  }
   // The LLM checks went through the mock (scripted, so deterministic).
   expect(llm.mock.stats.requests).toBeGreaterThan(10);
 

@@ -56,9 +56,13 @@ async function startContract(service: Replaced, socket: string, logFile: string,
       resolve();
     });
   });
+  // SIGTERM, then SIGKILL if it has not gone within 10 s (asyncio's server may wait on a caller's open connection).
   const stop = async (): Promise<void> => {
-    if (!gone) child.kill('SIGTERM');
+    if (gone) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
     await exited;
+    clearTimeout(timer);
   };
   try {
     await waitFor(async () => {
@@ -72,10 +76,12 @@ async function startContract(service: Replaced, socket: string, logFile: string,
     await stop();
     throw err;
   }
+  // Whole lines only: a line still being written has no newline yet.
   const requests = (): Frame[] =>
     existsSync(logFile)
       ? readFileSync(logFile, 'utf8')
           .split('\n')
+          .slice(0, -1)
           .filter((l) => l.trim() !== '')
           .map((l) => (JSON.parse(l) as { request: Frame }).request)
       : [];
