@@ -80,10 +80,13 @@ export interface HardMemoryResult {
   messages: ChatMessage[];
   /** TF-IDF cosine similarity in (0, 1], rounded to 4 decimal places. */
   score: number;
-  /** The entry's index, as returned by `store_hard`. */
-  id: number;
-  /** The tag it was stored with, or `null`. */
-  tag: string | null;
+  /**
+   * The entry's index, as returned by `store_hard`. A ZINO extra: ours always sends it, a mem
+   * written from the contract alone (whose results are only `messages` and `score`) does not.
+   */
+  id?: number;
+  /** The tag it was stored with, or `null`. A ZINO extra, like `id`. */
+  tag?: string | null;
 }
 
 /** `← {"type":"hard_memories","results":[...]}`, best first; equal scores by ascending `id`. */

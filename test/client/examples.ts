@@ -41,11 +41,11 @@ export async function askWithDeadline(dir: string, ms: number): Promise<string> 
 // end
 
 // example: memory
-export async function rememberAndSearch(dir: string): Promise<number[]> {
+export async function rememberAndSearch(dir: string): Promise<string[]> {
   const zino = new ZinoClient({ dir });
   await zino.mem.storeHard([{ role: 'user', content: 'the backup server is nas-2' }], { tag: 'infra' });
   const hits = await zino.mem.searchHard('which server holds the backups?', { topK: 3 });
-  return hits.map((hit) => hit.id);
+  return hits.map((hit) => `${hit.score.toFixed(2)} ${hit.messages.map((m) => m.content).join(' / ')}`);
 }
 // end
 

@@ -14,9 +14,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SERVICE_NAMES, ping, request, type Frame, type ServiceName } from '../../src/runtime/index.js';
-import { PACKAGE_ROOT } from '../../src/testing/paths.js';
+import { CLI_PATH, PACKAGE_ROOT } from '../../src/testing/paths.js';
 import { startService, writeTestConfig, type ConfigOverrides, type StartedService } from '../../src/testing/suite.js';
 import { runCli } from '../helpers/cli.js';
 import { collectFrames, requestOrError } from '../helpers/frames.js';
@@ -343,7 +345,29 @@ describe('with a contract-only mem', () => {
     // Score and messages; no "#id": a contract mem's results carry none (ours showed "#undefined").
     expect(search.stdout).toMatch(/^[01]\.\d{4} {2}the printer is on floor three\n$/);
   });
+
+  it("zino mcp's search_memory and remember work against it", async () => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI_PATH, 'mcp', '--config', mixed.file], stderr: 'pipe' });
+    const client = new Client({ name: 'contract-mem-host', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const remembered = await client.callTool({ name: 'remember', arguments: { text: 'the scanner is in room 12' } });
+      expect(remembered.isError, JSON.stringify(remembered)).toBeFalsy();
+      expect(textOf(remembered)).toMatch(/^remembered as #\d+$/);
+      const found = await client.callTool({ name: 'search_memory', arguments: { query: 'scanner room', top_k: 1 } });
+      expect(found.isError, JSON.stringify(found)).toBeFalsy();
+      // Rank, score and messages; no "#id" (ours showed "#undefined").
+      expect(textOf(found)).toMatch(/^1\. \[[01]\.\d{4}\] the scanner is in room 12$/);
+    } finally {
+      await client.close();
+    }
+  });
 });
+
+function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
+  const content = result.content as { type: string; text?: string }[];
+  return content.map((c) => c.text ?? '').join('');
+}
 
 describe('with a contract-only sys', () => {
   const TEMPLATE = 'Contract sys prompt. Personality: %%PERSONALITY%%. Soft: %%SOFT_MEMORIES%%. Rounds: %%MAX_ITERATIONS%%.';

@@ -96,10 +96,8 @@ export async function memSearch(words: string[], options: ConfigOptions & { topK
 
 /**
  * One result of `zino mem search`: score, `#id`, the messages. The id is a ZINO extra of
- * the reply: a mem written from the contract alone sends none, and then none is shown
- * (checked: the reply is another process's data, whatever its declared type).
+ * the reply: a mem written from the contract alone sends none, and then none is shown.
  */
 function searchLine(r: HardMemoryResult): string {
-  const id: unknown = r.id;
-  return [r.score.toFixed(4), ...(typeof id === 'number' ? [`#${id}`] : []), r.messages.map((m) => m.content).join(' / ')].join('  ');
+  return [r.score.toFixed(4), ...(typeof r.id === 'number' ? [`#${r.id}`] : []), r.messages.map((m) => m.content).join(' / ')].join('  ');
 }

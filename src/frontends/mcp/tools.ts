@@ -124,7 +124,10 @@ export async function runTool(client: ZinoClient, name: string, args: Record<str
       const topK = integer(args, 'top_k', 1, 100);
       const results = await client.mem.searchHard(query, { signal: ctx.signal, ...(topK === undefined ? {} : { topK }) });
       if (results.length === 0) return ok('(nothing found)', { results: [] });
-      const lines = results.map((r, i) => `${i + 1}. [${r.score.toFixed(4)}] #${r.id} ${r.messages.map((m) => m.content).join(' / ')}`);
+      // The id is a ZINO extra: a mem written from the contract alone sends none, and then none is shown.
+      const lines = results.map(
+        (r, i) => `${i + 1}. [${r.score.toFixed(4)}] ${typeof r.id === 'number' ? `#${r.id} ` : ''}${r.messages.map((m) => m.content).join(' / ')}`,
+      );
       return ok(lines.join('\n'), { results });
     }
     case 'remember': {
