@@ -1,12 +1,14 @@
 /**
  * Our callers with counterpart services written from the contract alone: each time
- * one of rtr, mem and sys is a Python process from test/fixtures/contract-services.py
- * (standard library only, written from the service contract without our sources),
- * listening at that service's socket, and the six others are ours (`zino serve NAME`).
- * The daemon must still answer end to end, one-shot and streaming; ctx must build
- * its context from the Python mem; the daemon must store the exchange there and use
- * the Python sys's prompt. Our callers' opt-in extras (sys `watch`, mem `get_context`,
- * `request_id`, error codes) must fall back to the contract's messages.
+ * one of rtr, mem, sys, agr, ctx and exc is a Python process from
+ * test/fixtures/contract-services.py (standard library only, written from the service
+ * contract without our sources), listening at that service's socket, and the six
+ * others are ours (`zino serve NAME`). The daemon must still answer end to end,
+ * one-shot and streaming; ctx must build its context from the Python mem; the daemon
+ * must store the exchange there, use the Python sys's prompt and the Python ctx's
+ * context, and answer through the Python agr; our agr must run tool calls through
+ * the Python exc. Our callers' opt-in extras (sys `watch`, mem `get_context`, exc
+ * `list_tools`, `request_id`, error codes) must fall back to the contract's messages.
  *
  * The Python services log every request they receive (`--log`): the tests also check
  * that what our callers sent is what the contract asks for.
@@ -23,13 +25,14 @@ import { startService, writeTestConfig, type ConfigOverrides, type StartedServic
 import { runCli } from '../helpers/cli.js';
 import { collectFrames, requestOrError } from '../helpers/frames.js';
 import { mockOverrides, useMockLlm } from '../helpers/mock.js';
+import { filesystem } from '../helpers/mcp.js';
 import { tempDir, waitFor } from '../helpers/util.js';
 
 const llm = useMockLlm();
 beforeEach(() => llm.script({}));
 
 const FIXTURE = path.join(PACKAGE_ROOT, 'test', 'fixtures', 'contract-services.py');
-type Replaced = 'rtr' | 'mem' | 'sys';
+type Replaced = 'rtr' | 'mem' | 'sys' | 'agr' | 'ctx' | 'exc';
 
 /** A running Python contract service. */
 interface ContractService {
@@ -108,7 +111,11 @@ interface Mixed {
  */
 async function startMixed(
   replaced: Replaced,
-  options: { args?: (dir: string) => string[]; seed?: (socket: string) => Promise<void>; overrides?: ConfigOverrides },
+  options: {
+    args?: (dir: string, socket: (name: ServiceName) => string) => string[];
+    seed?: (socket: string) => Promise<void>;
+    overrides?: ConfigOverrides;
+  },
 ): Promise<Mixed> {
   const { dir, cleanup } = tempDir('zpy');
   const { file, config } = writeTestConfig(dir, mockOverrides(llm.mock, options.overrides));
@@ -118,7 +125,7 @@ async function startMixed(
   const logFile = (): string => path.join(dir, `${replaced}-requests-${++logs}.jsonl`);
   let contract: ContractService;
   try {
-    contract = await startContract(replaced, socket(replaced), logFile(), options.args?.(dir) ?? []);
+    contract = await startContract(replaced, socket(replaced), logFile(), options.args?.(dir, socket) ?? []);
   } catch (err) {
     cleanup();
     throw err;
@@ -415,5 +422,202 @@ describe('with a contract-only sys', () => {
     expect(await request(mixed.socket('mem'), { type: 'get_soft' })).toMatchObject({ content: 'likes green tea' });
     await request(daemon(), { message: 'what do I like?' });
     expect(system(0)).toEqual({ role: 'system', content: 'Contract sys prompt. Personality: terse. Soft: likes green tea. Rounds: 4.' });
+  });
+});
+
+describe('with a contract-only agr', () => {
+  let mixed: Mixed;
+  const daemon = (): string => mixed.socket('daemon');
+
+  beforeAll(async () => {
+    // It sends the prompt to our rtr (one infer per run): what it was given reaches the mock LLM.
+    mixed = await startMixed('agr', { args: (_dir, socket) => ['--rtr', socket('rtr')] });
+  });
+  afterAll(async () => {
+    await mixed?.close();
+  });
+
+  /** The contract's run request (lines 126-137): every required field, the [agent] defaults, the assembled prompt. */
+  function expectRun(run: Frame | undefined, message: string, stream: boolean): void {
+    expect(run).toMatchObject({ type: 'run', temperature: 0.7, top_p: 1, stream });
+    const messages = run?.messages as Frame[];
+    expect(messages[0]).toMatchObject({ role: 'system' });
+    expect(String(messages[0]?.content)).toContain('You are ZINO');
+    expect(messages.at(-1)).toEqual(user(message));
+    // What agr was given is what reached the LLM.
+    expect(sent(0)).toEqual(messages);
+  }
+
+  it('the daemon answers one-shot through it (its result frame) and stores the exchange in our mem', async () => {
+    llm.script({ rules: [{ reply: 'Answered through the contract agr.' }] });
+    const reply = await request(daemon(), { message: 'hello agr', channel_id: 'py-agr' });
+    expect(reply).toMatchObject({ type: 'response', content: 'Answered through the contract agr.', iterations: 1 });
+    // Through agr, not the direct rtr fallback (that one says degraded: ["tools"]).
+    expect(reply.degraded).toBeUndefined();
+    const runs = mixed.contract.requestsOf('run');
+    expect(runs).toHaveLength(1);
+    expectRun(runs[0], 'hello agr', false);
+    const history = await request(mixed.socket('mem'), { type: 'get_history', channel_id: 'py-agr' });
+    expect(history.messages).toEqual([user('hello agr'), assistant('Answered through the contract agr.')]);
+  });
+
+  it('the daemon streams through it: its chunks join to the reply, then done; the exchange is stored', async () => {
+    llm.script({ rules: [{ reply: 'Streamed through the contract agr.', chunkSize: 5 }] });
+    const before = mixed.contract.requestsOf('run').length;
+    const frames = await collectFrames(daemon(), { message: 'stream via agr', channel_id: 'py-agr-s', stream: true });
+    const { text, last } = streamed(frames);
+    expect(text).toBe('Streamed through the contract agr.');
+    expect(last).toMatchObject({ type: 'done', full_text: 'Streamed through the contract agr.' });
+    expect(last?.degraded).toBeUndefined();
+    const runs = mixed.contract.requestsOf('run').slice(before);
+    expect(runs).toHaveLength(1);
+    expectRun(runs[0], 'stream via agr', true);
+    const history = await request(mixed.socket('mem'), { type: 'get_history', channel_id: 'py-agr-s' });
+    expect(history.messages).toEqual([user('stream via agr'), assistant('Streamed through the contract agr.')]);
+  });
+
+  it('passes its error frame (no code) on to the client as an error, one-shot and streaming, without answering through rtr instead', async () => {
+    await mixed.restartContract(['--error', 'the agentic loop fell over']);
+    const reply = await requestOrError(daemon(), { message: 'hello', channel_id: 'py-agr-err' });
+    expect(reply.type).toBe('error');
+    expect(String(reply.message)).toContain('the agentic loop fell over');
+    const frames = await collectFrames(daemon(), { message: 'hello', stream: true });
+    expect(frames.at(-1)?.type).toBe('error');
+    expect(String(frames.at(-1)?.message)).toContain('the agentic loop fell over');
+    expect(mixed.contract.requestsOf('run')).toHaveLength(2);
+    // agr took the request: the daemon must not run it a second time straight through rtr.
+    expect(llm.mock.stats.requests).toBe(0);
+    // Nothing is stored for a failed exchange.
+    expect((await request(mixed.socket('mem'), { type: 'get_history', channel_id: 'py-agr-err' })).messages).toEqual([]);
+    await ping(daemon());
+  });
+});
+
+describe('with a contract-only ctx', () => {
+  const EXAMPLES = [user('Example: list the files here.'), assistant('<tool_call>\n{"name": "execute_bash", "arguments": {"code": "ls"}}\n</tool_call>')];
+  const HARD = [user('Which port does the wiki use?'), assistant('The wiki listens on port 8443.')];
+  let mixed: Mixed;
+  const daemon = (): string => mixed.socket('daemon');
+  const mem = (): string => mixed.socket('mem');
+
+  beforeAll(async () => {
+    // Its skill examples from a file; hard memories and history from our mem.
+    mixed = await startMixed('ctx', {
+      args: (dir, socket) => {
+        const examples = path.join(dir, 'examples.json');
+        writeFileSync(examples, JSON.stringify(EXAMPLES));
+        return ['--examples', examples, '--mem', socket('mem')];
+      },
+    });
+    await request(mem(), { type: 'store_hard', messages: HARD, tag: 'wiki' });
+  });
+  afterAll(async () => {
+    await mixed?.close();
+  });
+
+  /** The prompt the LLM got for request `i`: our sys's prompt, then the contract ctx's messages, then the user's. */
+  function expectPrompt(i: number, context: Frame[], message: string): void {
+    const messages = sent(i);
+    expect(messages[0]).toMatchObject({ role: 'system' });
+    expect(String(messages[0]?.content)).toContain('You are ZINO');
+    expect(messages.slice(1)).toEqual([...context, user(message)]);
+  }
+
+  it('the daemon builds [system, ...context, user] from its context one-shot, asking build as the contract says', async () => {
+    await request(mem(), { type: 'append_history', channel_id: 'py-ctx', messages: [user('earlier'), assistant('Earlier answer.')] });
+    llm.script({ rules: [{ reply: 'Port 8443.' }] });
+    const reply = await request(daemon(), { message: 'which port does the wiki use?', channel_id: 'py-ctx' });
+    expect(reply).toMatchObject({ type: 'response', content: 'Port 8443.' });
+    expect(reply.degraded).toBeUndefined();
+    expectPrompt(0, [...EXAMPLES, ...HARD, user('earlier'), assistant('Earlier answer.')], 'which port does the wiki use?');
+    // Contract lines 391-394: build with user_message, and channel_id when the request has one.
+    expect(mixed.contract.requestsOf('build').at(-1)).toMatchObject({ type: 'build', channel_id: 'py-ctx', user_message: 'which port does the wiki use?' });
+    // The exchange went to our mem, so the next build has it as history.
+    expect((await request(mem(), { type: 'get_history', channel_id: 'py-ctx' })).messages).toEqual([
+      user('earlier'),
+      assistant('Earlier answer.'),
+      user('which port does the wiki use?'),
+      assistant('Port 8443.'),
+    ]);
+  });
+
+  it('the daemon builds the same prompt when streaming, and without a channel asks build without channel_id', async () => {
+    await request(mem(), { type: 'append_history', channel_id: 'py-ctx-s', messages: [user('before'), assistant('Before.')] });
+    llm.script({ rules: [{ reply: 'Streamed with context.', chunkSize: 3 }] });
+    const frames = await collectFrames(daemon(), { message: 'stream with context', channel_id: 'py-ctx-s', stream: true });
+    expect(streamed(frames).text).toBe('Streamed with context.');
+    expect(frames.at(-1)?.degraded).toBeUndefined();
+    expectPrompt(0, [...EXAMPLES, user('before'), assistant('Before.')], 'stream with context');
+
+    await request(daemon(), { message: 'no channel here' });
+    expectPrompt(1, EXAMPLES, 'no channel here');
+    const build = mixed.contract.requestsOf('build').at(-1);
+    expect(build).toMatchObject({ type: 'build', user_message: 'no channel here' });
+    expect(build?.channel_id).toBeUndefined();
+  });
+});
+
+describe('with a contract-only exc', () => {
+  const TOOL_CALL = (code: string): string => `Let me look.\n<tool_call>\n${JSON.stringify({ name: 'execute_bash', arguments: { code } })}\n</tool_call>`;
+  let mixed: Mixed;
+  const daemon = (): string => mixed.socket('daemon');
+
+  beforeAll(async () => {
+    // An MCP server configured (never started: our exc is not running): our sys then asks exc for its MCP tools.
+    mixed = await startMixed('exc', { overrides: { mcp: { servers: { files: filesystem(PACKAGE_ROOT) } } } });
+  });
+  afterAll(async () => {
+    await mixed?.close();
+  });
+
+  /** The last message of the mock LLM's request `i`. */
+  const lastSent = (i: number): string => String(sent(i).at(-1)?.content ?? '');
+
+  it("our agr runs a tool call through it (execute as the contract says), and the output reaches the model's next turn", async () => {
+    llm.script({
+      rules: [
+        { match: 'py-exc-42', reply: 'The answer is 42.' },
+        { match: 'PY-EXC-TOOL', reply: TOOL_CALL('echo py-exc-$((6*7))') },
+      ],
+    });
+    const reply = await request(daemon(), { message: 'PY-EXC-TOOL: what is six times seven?' });
+    expect(reply).toMatchObject({ type: 'response', iterations: 2 });
+    expect(String(reply.content)).toContain('The answer is 42.');
+    expect(mixed.contract.requestsOf('execute')).toEqual([expect.objectContaining({ type: 'execute', executor: 'bash', code: 'echo py-exc-$((6*7))' })]);
+    // The second turn holds what the contract exc's bash printed, in a tool_response block.
+    expect(llm.mock.stats.requests).toBe(2);
+    expect(lastSent(1)).toMatch(/<tool_response>\npy-exc-42\n<\/tool_response>/);
+  });
+
+  it('streaming, a failing run: its stderr and exit code reach the next turn', async () => {
+    llm.script({
+      rules: [
+        { match: 'py-exc-oops', reply: 'The command failed.' },
+        { match: 'PY-EXC-FAIL', reply: TOOL_CALL('echo py-exc-oops >&2; exit 3') },
+      ],
+    });
+    const before = mixed.contract.requestsOf('execute').length;
+    const frames = await collectFrames(daemon(), { message: 'PY-EXC-FAIL: try it', stream: true });
+    const { text, last } = streamed(frames);
+    expect(last).toMatchObject({ type: 'done' });
+    expect(text).toContain('The command failed.');
+    expect(mixed.contract.requestsOf('execute').slice(before)).toEqual([expect.objectContaining({ executor: 'bash', code: 'echo py-exc-oops >&2; exit 3' })]);
+    expect(lastSent(1)).toContain('[stderr]\npy-exc-oops\n[exit code: 3]');
+  });
+
+  it('our sys builds its tool list from the tools dir when it refuses list_tools (an error without code)', async () => {
+    // Asked at start (an MCP server is configured), refused: the contract exc has no such message.
+    const asked = mixed.contract.requestsOf('list_tools').length;
+    expect(asked).toBeGreaterThan(0);
+    const prompt = await request(mixed.socket('sys'), { type: 'reload' });
+    expect(prompt.type).toBe('system_prompt');
+    const content = String(prompt.content);
+    expect(content).toContain('"name":"execute_bash"');
+    expect(content).toContain('"name":"execute_python3"');
+    expect(content).not.toContain('%%TOOL_LIST%%');
+    // It asked again on reload (and was refused again); the daemon's prompt is the one it rendered.
+    expect(mixed.contract.requestsOf('list_tools').length).toBeGreaterThan(asked);
+    await request(daemon(), { message: 'hello' });
+    expect(String(sent(0)[0]?.content)).toBe(content);
   });
 });
