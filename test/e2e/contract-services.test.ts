@@ -555,6 +555,21 @@ describe('with a contract-only ctx', () => {
     expect(build).toMatchObject({ type: 'build', user_message: 'no channel here' });
     expect(build?.channel_id).toBeUndefined();
   });
+
+  // FINDING, kept as an expected failure (`it.fails`: it fails the run once the daemon gets this right, then
+  // drop `.fails`). The daemon's `history` (a ZINO extra of its request; the HTTP front end sends a chat's
+  // earlier turns there) is handed to ctx as build's `history` (a ZINO extra too) instead of `channel_id`.
+  // A contract ctx (lines 383-394: channel_id, user_message) ignores it, and the daemon cannot tell: the
+  // earlier turns silently never reach the LLM. A fix needs a word on the wire (e.g. ctx saying it used the
+  // given history, else the daemon appends it itself), so it is reported, not made here.
+  it.fails("the daemon's opt-in `history` (the HTTP front end's earlier turns) reaches the prompt", async () => {
+    llm.script({ rules: [{ reply: 'Second answer.' }] });
+    const reply = await request(daemon(), { message: 'and now?', history: [user('first turn'), assistant('First answer.')] });
+    expect(reply).toMatchObject({ type: 'response', content: 'Second answer.' });
+    // The daemon sent build the request's history (a ZINO extra), which a contract ctx does not know.
+    expect(mixed.contract.requestsOf('build').at(-1)).toMatchObject({ user_message: 'and now?', history: [user('first turn'), assistant('First answer.')] });
+    expectPrompt(0, [...EXAMPLES, user('first turn'), assistant('First answer.')], 'and now?');
+  });
 });
 
 describe('with a contract-only exc', () => {
@@ -571,7 +586,10 @@ describe('with a contract-only exc', () => {
   });
 
   /** The last message of the mock LLM's request `i`. */
-  const lastSent = (i: number): string => String(sent(i).at(-1)?.content ?? '');
+  const lastSent = (i: number): string => {
+    const content = sent(i).at(-1)?.content;
+    return typeof content === 'string' ? content : '';
+  };
 
   it("our agr runs a tool call through it (execute as the contract says), and the output reaches the model's next turn", async () => {
     llm.script({
