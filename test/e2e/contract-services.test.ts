@@ -476,6 +476,21 @@ describe('with a contract-only agr', () => {
     expect(history.messages).toEqual([user('stream via agr'), assistant('Streamed through the contract agr.')]);
   });
 
+  it('zino ask prints the answer through it, one-shot and streaming (it sends no events: the CLI needs none)', async () => {
+    llm.script({ rules: [{ reply: 'CLI through the contract agr.', chunkSize: 4 }] });
+    const before = mixed.contract.requestsOf('run').length;
+    const once = await runCli(['ask', '--config', mixed.file, 'cli', 'question']);
+    expect(once, once.stderr).toMatchObject({ code: 0, stdout: 'CLI through the contract agr.\n' });
+    const streaming = await runCli(['ask', '-s', '--config', mixed.file, 'cli', 'stream']);
+    expect(streaming, streaming.stderr).toMatchObject({ code: 0, stdout: 'CLI through the contract agr.\n' });
+    expect(
+      mixed.contract
+        .requestsOf('run')
+        .slice(before)
+        .map((r) => r.stream),
+    ).toEqual([false, true]);
+  });
+
   it('passes its error frame (no code) on to the client as an error, one-shot and streaming, without answering through rtr instead', async () => {
     await mixed.restartContract(['--error', 'the agentic loop fell over']);
     const reply = await requestOrError(daemon(), { message: 'hello', channel_id: 'py-agr-err' });
