@@ -29,6 +29,12 @@ export interface ContextReply {
   messages: ChatMessage[];
   /** ZINO extra: the parts mem could not supply ("hard_memories", "history"); absent when none is missing. */
   missing?: ContextPart[];
+  /**
+   * ZINO extra: true when the request's `history` was taken as the history (trimmed like a
+   * stored one); absent otherwise. A ctx written from the contract alone never says so, and
+   * the daemon then adds the history itself rather than lose it.
+   */
+  history_taken?: true;
 }
 
 /** A part of the context that mem supplies and that may be missing. */

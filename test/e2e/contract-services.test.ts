@@ -571,13 +571,10 @@ describe('with a contract-only ctx', () => {
     expect(build?.channel_id).toBeUndefined();
   });
 
-  // FINDING, kept as an expected failure (`it.fails`: it fails the run once the daemon gets this right, then
-  // drop `.fails`). The daemon's `history` (a ZINO extra of its request; the HTTP front end sends a chat's
-  // earlier turns there) is handed to ctx as build's `history` (a ZINO extra too) instead of `channel_id`.
-  // A contract ctx (lines 383-394: channel_id, user_message) ignores it, and the daemon cannot tell: the
-  // earlier turns silently never reach the LLM. A fix needs a word on the wire (e.g. ctx saying it used the
-  // given history, else the daemon appends it itself), so it is reported, not made here.
-  it.fails("the daemon's opt-in `history` (the HTTP front end's earlier turns) reaches the prompt", async () => {
+  // The daemon's `history` (a ZINO extra of its request; the HTTP front end sends a chat's earlier turns there)
+  // is handed to ctx as build's `history` (a ZINO extra too). A contract ctx (lines 383-394: channel_id,
+  // user_message) ignores it and does not say it took it (`history_taken`, ours does): the daemon adds it.
+  it("the daemon's opt-in `history` (the HTTP front end's earlier turns) reaches the prompt", async () => {
     llm.script({ rules: [{ reply: 'Second answer.' }] });
     const reply = await request(daemon(), { message: 'and now?', history: [user('first turn'), assistant('First answer.')] });
     expect(reply).toMatchObject({ type: 'response', content: 'Second answer.' });

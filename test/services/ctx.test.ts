@@ -97,16 +97,15 @@ describe('ctx: build', () => {
     // With the channel too: the request's history wins; without it, the same.
     for (const channel of [{ channel_id: 'c' }, {}]) {
       const reply = await build(ctx, { user_message: 'next', history: given, ...channel });
-      expect(reply).toEqual({ type: 'context', messages: [...EXAMPLES, assistant('a1'), user('t2'), assistant('a2')] });
+      // It says it took the request's history (the daemon adds it itself when a ctx does not).
+      expect(reply).toEqual({ type: 'context', messages: [...EXAMPLES, assistant('a1'), user('t2'), assistant('a2')], history_taken: true });
     }
     // An empty history is a history: nothing from the channel.
-    expect(await build(ctx, { user_message: 'next', history: [], channel_id: 'c' })).toEqual({ type: 'context', messages: EXAMPLES });
-    // null counts as absent: the channel's history again.
-    expect((await build(ctx, { user_message: 'next', history: null, channel_id: 'c' })).messages).toEqual([
-      ...EXAMPLES,
-      user('stored question'),
-      assistant('stored answer'),
-    ]);
+    expect(await build(ctx, { user_message: 'next', history: [], channel_id: 'c' })).toEqual({ type: 'context', messages: EXAMPLES, history_taken: true });
+    // null counts as absent: the channel's history again, and nothing said about a history taken.
+    const fromChannel = await build(ctx, { user_message: 'next', history: null, channel_id: 'c' });
+    expect(fromChannel.history_taken).toBeUndefined();
+    expect(fromChannel.messages).toEqual([...EXAMPLES, user('stored question'), assistant('stored answer')]);
     expect(ctx.logs.filter((l) => l.msg === 'context built').map((l) => l.historyFrom)).toEqual(['request', 'request', 'request', 'channel']);
     for (const bad of [{ history: 'x' }, { history: [{ role: 'user' }] }, { history: [5] }]) {
       expect(await build(ctx, { user_message: 'q', ...bad })).toMatchObject({ type: 'error', code: 'INVALID_REQUEST' });

@@ -108,6 +108,13 @@ describe('daemon', () => {
     const group = await suite(['rtr', 'exc', 'agr', 'daemon']);
     expect(await request(group.get('daemon').socket, { message: 'hi', channel_id: 'x' })).toMatchObject({ type: 'response', content: 'still here' });
     expect(llm.mock.stats.bodies[0]?.messages).toEqual([{ role: 'user', content: 'hi' }]);
+    // The caller's own conversation (`history`) still reaches the model without ctx.
+    const history = [
+      { role: 'user', content: 'earlier question' },
+      { role: 'assistant', content: 'earlier answer' },
+    ];
+    expect(await request(group.get('daemon').socket, { message: 'and now?', history })).toMatchObject({ content: 'still here' });
+    expect(llm.mock.stats.bodies[1]?.messages).toEqual([...history, { role: 'user', content: 'and now?' }]);
     // The store gave up just before the reply; its log line comes on another pipe: wait for it.
     await waitFor(() => group.get('daemon').logs.some((l) => l.msg === 'exchange not stored: mem failed'), 'the store miss to be logged');
     const msgs = group.get('daemon').logs.map((l) => l.msg);
@@ -246,6 +253,8 @@ describe('daemon', () => {
     expect(reply).toMatchObject({ type: 'response', content: 'third answer' });
     const body = llm.mock.stats.bodies[0] as { messages: Frame[]; temperature: number; top_p: number };
     expect(body.messages.slice(-3)).toEqual([...history, { role: 'user', content: 'third' }]);
+    // Once: ctx took the history (and said so), so the daemon did not add it again.
+    expect(body.messages.filter((m) => m.content === 'first')).toHaveLength(1);
     expect(body.messages.some((m) => m.content === 'stored turn')).toBe(false);
     expect(body).toMatchObject({ temperature: 0.25, top_p: 0.5 });
     // Stored on the channel after what was there.

@@ -42,6 +42,11 @@ function chars(messages: readonly ChatMessage[]): number {
   return n;
 }
 
+/** The last `limit` messages (all when 0), as mem's `get_history` counts them. */
+export function lastMessages(messages: ChatMessage[], limit: number): ChatMessage[] {
+  return limit > 0 && messages.length > limit ? messages.slice(-limit) : messages;
+}
+
 /** Estimated tokens of `characters`. */
 export function estimateTokens(characters: number): number {
   return Math.ceil(characters / 4);

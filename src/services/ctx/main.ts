@@ -21,7 +21,7 @@ import {
   type ServiceInstance,
 } from '../../runtime/index.js';
 import { CTX, type ContextPart } from '../../protocol/ctx.js';
-import { fitBudget, fitBytes, flatten } from './budget.js';
+import { fitBudget, fitBytes, flatten, lastMessages } from './budget.js';
 import { MemFetcher } from './fetch.js';
 
 /** The user/assistant example pairs of every skill's fabricator, in skill-file order. */
@@ -65,13 +65,8 @@ export function buildHandler(config: Readonly<ResolvedConfig>, examples: () => C
       },
       'context built',
     );
-    return missing.length > 0 ? { type: 'context', messages, missing } : { type: 'context', messages };
+    return { type: 'context', messages, ...(missing.length > 0 ? { missing } : {}), ...(given !== undefined ? { history_taken: true as const } : {}) };
   };
-}
-
-/** The last `limit` messages (all when 0), as mem's `get_history` counts them. */
-function lastMessages(messages: ChatMessage[], limit: number): ChatMessage[] {
-  return limit > 0 && messages.length > limit ? messages.slice(-limit) : messages;
 }
 
 const definition: ServiceDefinition = {

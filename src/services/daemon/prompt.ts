@@ -6,6 +6,7 @@
 import { Endpoint, chatMessages, clientOptions, forChatApi, type ChatMessage, type HandlerContext, type ResolvedConfig } from '../../runtime/index.js';
 import { CTX } from '../../protocol/ctx.js';
 import { SYS } from '../../protocol/sys.js';
+import { fitBudget, fitBytes, lastMessages } from '../ctx/budget.js';
 import type { PromptWatch } from './prompt-watch.js';
 
 /** What the prompt may be built without: sys's prompt, ctx's context, or parts of it mem could not supply. */
@@ -53,7 +54,8 @@ export async function assemblePrompt(
     missing.push('system_prompt');
     ctx.log.warn({ reason: reasonOf(system) }, 'no system prompt: sys failed; answering without it');
   }
-  if (context.status === 'fulfilled' && Array.isArray(context.value.messages)) {
+  const built = context.status === 'fulfilled' && Array.isArray(context.value.messages);
+  if (built) {
     // Stored or imported turns may carry roles a chat API refuses (function, tool): keep them as user text.
     messages.push(...chatMessages(context.value.messages).map(forChatApi));
     // ctx answers without what mem could not supply, and says which (checked: another process's data).
@@ -63,8 +65,21 @@ export async function assemblePrompt(
     missing.push('context');
     ctx.log.warn({ reason: reasonOf(context) }, 'no context: ctx failed; answering without it');
   }
+  // The request's own history is the caller's conversation: it must reach the model. Our ctx says it took it;
+  // a ctx written from the contract alone does not know the field, and a failed ctx took nothing.
+  if (source.history !== undefined && !(built && context.value.history_taken === true)) {
+    messages.push(...historyWithin(config, source.history).map(forChatApi));
+    if (built) ctx.log.info({ messages: source.history.length }, "ctx did not take the request's history (a ctx without ZINO's history field): added it here");
+  }
   messages.push({ role: 'user', content: message });
   return { messages, missing };
+}
+
+/** The request's history bounded as ctx bounds it: its last `[ctx] history_limit` messages, then the token and frame budgets. */
+function historyWithin(config: Readonly<ResolvedConfig>, history: ChatMessage[]): ChatMessage[] {
+  const last = lastMessages(history, config.ctx.history_limit);
+  const trimmed = fitBytes(fitBudget({ examples: [], hard: [], history: last }, config.ctx.max_context_tokens), Math.floor(config.limits.max_frame_bytes / 4));
+  return trimmed.parts.history;
 }
 
 function reasonOf(result: PromiseSettledResult<unknown>): string {
