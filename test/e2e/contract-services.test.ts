@@ -115,6 +115,8 @@ async function startMixed(
     args?: (dir: string, socket: (name: ServiceName) => string) => string[];
     seed?: (socket: string) => Promise<void>;
     overrides?: ConfigOverrides;
+    /** Our services' log level (their logs are read by a test). @default warn */
+    logLevel?: string;
   },
 ): Promise<Mixed> {
   const { dir, cleanup } = tempDir('zpy');
@@ -136,7 +138,7 @@ async function startMixed(
     await options.seed?.(socket(replaced));
     const results = await Promise.allSettled(
       SERVICE_NAMES.filter((n) => n !== replaced).map(async (name) => {
-        ours[name] = await startService(name, file, { env: { ZINO_LOG_LEVEL: 'warn' } });
+        ours[name] = await startService(name, file, { env: { ZINO_LOG_LEVEL: options.logLevel ?? 'warn' } });
       }),
     );
     const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -591,7 +593,7 @@ describe('with a contract-only exc', () => {
 
   beforeAll(async () => {
     // An MCP server configured (never started: our exc is not running): our sys then asks exc for its MCP tools.
-    mixed = await startMixed('exc', { overrides: { mcp: { servers: { files: filesystem(PACKAGE_ROOT) } } } });
+    mixed = await startMixed('exc', { overrides: { mcp: { servers: { files: filesystem(PACKAGE_ROOT) } } }, logLevel: 'info' });
   });
   afterAll(async () => {
     await mixed?.close();
@@ -636,7 +638,10 @@ describe('with a contract-only exc', () => {
   });
 
   it('our sys builds its tool list from the tools dir when it refuses list_tools (an error without code)', async () => {
-    // Asked at start (an MCP server is configured), refused: the contract exc has no such message.
+    // Asked at start (an MCP server is configured), refused: the contract exc has no such message. sys takes
+    // the refusal as "no MCP tools" rather than an exc not yet up (which it would ask again every second).
+    const sys = mixed.ours.sys;
+    await waitFor(() => sys?.logs.some((l) => l.msg === 'exc does not know list_tools: no mcp tools in the prompt'), 'sys to take the refusal');
     const asked = mixed.contract.requestsOf('list_tools').length;
     expect(asked).toBeGreaterThan(0);
     const prompt = await request(mixed.socket('sys'), { type: 'reload' });

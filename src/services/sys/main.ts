@@ -17,6 +17,7 @@ import { readFile } from 'node:fs/promises';
 import {
   Endpoint,
   InvalidRequestError,
+  RemoteError,
   bindHandlers,
   clientOptions,
   loadCatalog,
@@ -116,6 +117,12 @@ class SystemPrompt {
       }
       return true;
     } catch (err) {
+      // An exc that does not know the message (one written from the contract alone) has no MCP tools to give:
+      // asking again every second would only repeat the refusal.
+      if (err instanceof RemoteError && (err.code === 'UNKNOWN_TYPE' || err.frame.code === undefined)) {
+        this.log.info({ reason: err.message }, 'exc does not know list_tools: no mcp tools in the prompt');
+        return true;
+      }
       this.log.debug({ reason: (err as Error).message }, 'exc not reachable for the mcp tools');
       return false;
     }
