@@ -127,6 +127,23 @@ describe('daemon', () => {
     );
   });
 
+  it("bounds the request's history as ctx would when it adds it itself (ctx down): the last [ctx] history_limit messages", async () => {
+    script({ rules: [{ reply: 'bounded' }] });
+    const group = await suite(['rtr', 'exc', 'agr', 'daemon'], { ctx: { history_limit: 2 } });
+    const history = [
+      { role: 'user', content: 'oldest question' },
+      { role: 'assistant', content: 'oldest answer' },
+      { role: 'user', content: 'newer question' },
+    ];
+    expect(await request(group.get('daemon').socket, { message: 'now?', history })).toMatchObject({ content: 'bounded' });
+    expect(llm.mock.stats.bodies[0]?.messages).toEqual([...history.slice(1), { role: 'user', content: 'now?' }]);
+    const added = await waitFor(
+      () => group.get('daemon').logs.find((l) => l.msg === "ctx failed: the request's history added here"),
+      'the added history logged',
+    );
+    expect(added).toMatchObject({ messages: 2, dropped: 1 });
+  });
+
   it('keeps the skill examples when mem is slow rather than down (regression: ctx waited as long as the daemon)', async () => {
     script({ rules: [{ reply: 'answered' }] });
     const { dir, cleanup } = tempDir('zslowmem');

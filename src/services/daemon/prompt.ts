@@ -55,9 +55,10 @@ export async function assemblePrompt(
     ctx.log.warn({ reason: reasonOf(system) }, 'no system prompt: sys failed; answering without it');
   }
   const built = context.status === 'fulfilled' && Array.isArray(context.value.messages);
+  // Stored or imported turns may carry roles a chat API refuses (function, tool): keep them as user text.
+  const contextMessages = built ? chatMessages(context.value.messages).map(forChatApi) : [];
   if (built) {
-    // Stored or imported turns may carry roles a chat API refuses (function, tool): keep them as user text.
-    messages.push(...chatMessages(context.value.messages).map(forChatApi));
+    messages.push(...contextMessages);
     // ctx answers without what mem could not supply, and says which (checked: another process's data).
     const parts: unknown = context.value.missing;
     if (Array.isArray(parts)) for (const part of parts as unknown[]) if (part === 'hard_memories' || part === 'history') missing.push(part);
@@ -68,18 +69,29 @@ export async function assemblePrompt(
   // The request's own history is the caller's conversation: it must reach the model. Our ctx says it took it;
   // a ctx written from the contract alone does not know the field, and a failed ctx took nothing.
   if (source.history !== undefined && !(built && context.value.history_taken === true)) {
-    messages.push(...historyWithin(config, source.history).map(forChatApi));
-    if (built) ctx.log.info({ messages: source.history.length }, "ctx did not take the request's history (a ctx without ZINO's history field): added it here");
+    const { history, dropped } = historyWithin(config, contextMessages, source.history);
+    messages.push(...history.map(forChatApi));
+    ctx.log.info(
+      { messages: history.length, dropped, ctx: built ? 'did not take it' : 'failed' },
+      built ? "ctx did not take the request's history (a ctx without ZINO's history field): added it here" : "ctx failed: the request's history added here",
+    );
   }
   messages.push({ role: 'user', content: message });
   return { messages, missing };
 }
 
-/** The request's history bounded as ctx bounds it: its last `[ctx] history_limit` messages, then the token and frame budgets. */
-function historyWithin(config: Readonly<ResolvedConfig>, history: ChatMessage[]): ChatMessage[] {
+/**
+ * The request's history bounded as ctx bounds it, together with the context already in
+ * the prompt: its last `[ctx] history_limit` messages, then the token budget and a quarter
+ * of the frame limit over context and history (the oldest history message goes first).
+ */
+function historyWithin(config: Readonly<ResolvedConfig>, context: ChatMessage[], history: ChatMessage[]): { history: ChatMessage[]; dropped: number } {
   const last = lastMessages(history, config.ctx.history_limit);
-  const trimmed = fitBytes(fitBudget({ examples: [], hard: [], history: last }, config.ctx.max_context_tokens), Math.floor(config.limits.max_frame_bytes / 4));
-  return trimmed.parts.history;
+  const trimmed = fitBytes(
+    fitBudget({ examples: context, hard: [], history: last }, config.ctx.max_context_tokens),
+    Math.floor(config.limits.max_frame_bytes / 4),
+  );
+  return { history: trimmed.parts.history, dropped: history.length - trimmed.parts.history.length };
 }
 
 function reasonOf(result: PromiseSettledResult<unknown>): string {

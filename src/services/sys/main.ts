@@ -121,6 +121,10 @@ class SystemPrompt {
       // asking again every second would only repeat the refusal.
       if (err instanceof RemoteError && (err.code === 'UNKNOWN_TYPE' || err.frame.code === undefined)) {
         this.log.info({ reason: err.message }, 'exc does not know list_tools: no mcp tools in the prompt');
+        if (this.mcpTools.length > 0) {
+          this.mcpTools = [];
+          this.render();
+        }
         return true;
       }
       this.log.debug({ reason: (err as Error).message }, 'exc not reachable for the mcp tools');
