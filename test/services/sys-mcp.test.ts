@@ -7,11 +7,11 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { request } from '../../src/runtime/index.js';
+import { ZinoError, loadConfig, request, serve, type Handlers, type ZinoServer } from '../../src/runtime/index.js';
 import { startService, writeTestConfig, type StartedService } from '../../src/testing/suite.js';
 import { filesystem, serverState } from '../helpers/mcp.js';
 import { killProcess } from '../helpers/procs.js';
-import { tempDir, waitFor } from '../helpers/util.js';
+import { captureLogger, tempDir, waitFor } from '../helpers/util.js';
 
 const started: StartedService[] = [];
 let cleanups: (() => void)[] = [];
@@ -75,5 +75,56 @@ describe('sys with MCP tools', () => {
     await waitFor(async () => (await functions(sys.socket)).size === 4, 'the MCP tools to come back');
     // exc logs after sys has answered its reload, so the line may come after the prompt changed.
     await waitFor(() => told() > toldBefore, 'exc to log that it told sys of the restart');
+  });
+});
+
+describe('sys against an exc that cannot list its tools', () => {
+  const TOOL = {
+    name: 'files__peek',
+    server: 'files',
+    tool: 'peek',
+    description: 'Peeks at a file.',
+    input_schema: { type: 'object', properties: {} },
+    runs_without_approval: false,
+  };
+
+  /** A stand-in exc on the configured socket, serving `handlers` with our own server. */
+  async function fakeExc(file: string, handlers: Handlers): Promise<ZinoServer> {
+    const socket = loadConfig({ path: file, env: {} }).config.exc.socket;
+    mkdirSync(path.dirname(socket), { recursive: true });
+    const server = await serve(socket, { handlers, log: captureLogger('fake-exc').log });
+    cleanups.unshift(() => void server.close());
+    return server;
+  }
+
+  it('asks again after a refusal with a code (an exc busy or starting), and takes the tools when they come', async () => {
+    const { file } = config();
+    let asked = 0;
+    await fakeExc(file, {
+      list_tools: () => {
+        asked += 1;
+        if (asked === 1) throw new ZinoError('OVERLOADED', 'busy, try again');
+        return { type: 'tools', tools: [TOOL], servers: [] };
+      },
+    });
+    const sys = await startService('sys', file);
+    started.push(sys);
+    await waitFor(async () => (await functions(sys.socket)).has('files__peek'), 'the tool from the second answer in the prompt');
+    expect(asked).toBeGreaterThanOrEqual(2);
+    expect(sys.logs.some((l) => l.msg === 'exc does not know list_tools: no mcp tools in the prompt')).toBe(false);
+  });
+
+  it('takes an exc that does not know list_tools (UNKNOWN_TYPE) as one without MCP tools, and asks again only on reload', async () => {
+    const { file } = config();
+    const refused = (): number => sys.logs.filter((l) => l.msg === 'exc does not know list_tools: no mcp tools in the prompt').length;
+    // Our own server answers UNKNOWN_TYPE to a type it has no handler for.
+    await fakeExc(file, { capabilities: () => ({ type: 'capabilities', executors: {}, timeout: 30 }) });
+    const sys = await startService('sys', file);
+    started.push(sys);
+    await waitFor(() => refused() > 0, 'sys to take the refusal');
+    expect([...(await functions(sys.socket)).keys()]).toEqual(['execute_bash', 'execute_python3']);
+    // Taken as an answer, not retried: a reload asks exactly once more (the start asked once).
+    await request(sys.socket, { type: 'reload' });
+    expect(refused()).toBe(2);
   });
 });
