@@ -12,7 +12,13 @@
  * Reported per chain: latency p50/p90 (request sent to reply read, as the client
  * sees it) and CPU per request summed over the chain's processes (utime + stime
  * from /proc/PID/stat; this process, the client, is not counted, as the suite's
- * figure does not count the benchmark).
+ * figure does not count the benchmark), over {@link REQUESTS} requests, in one of two
+ * phases, each with chains of its own:
+ * - `hops.N.early.*`: after {@link WARMUP} requests, as rounds 1–6 measured it. V8
+ *   is still compiling then: a relay's CPU per request falls by half over its first
+ *   1,500–2,000 requests as its hot functions reach optimised code;
+ * - `hops.N.*`: after {@link STEADY_AFTER} requests, when the JIT has settled (the
+ *   suite's targets are ratios to this one, measured after the same warm-up).
  *
  * Then, apart (`measureHopSplit`), two 7-hop chains that split the floor, each in
  * turns with a fresh one:
@@ -37,6 +43,8 @@ const ZINO_RELAY = fileURLToPath(new URL('./zino-relay.js', import.meta.url));
 const FRAME_BYTES = 5 * 1024;
 const WARMUP = 100;
 const REQUESTS = 400;
+/** Requests a chain has carried before its steady window: the relays' CPU per request has stopped falling by then. */
+export const STEADY_AFTER = 3000;
 const IDLE_MS = 2;
 
 /** The floor of one chain length, for the suite's ratios. */
@@ -128,15 +136,27 @@ function frameOf(bytes: number): Buffer {
   return frame;
 }
 
-/** Runs `chains` in turns, request by request, and returns each one's figures. */
-async function measureChains(chains: readonly Chain[]): Promise<HopFloor[]> {
+/** How many requests each chain carries before its window is measured. */
+export type Phase = 'early' | 'steady';
+
+/**
+ * Runs `chains` in turns, request by request: {@link WARMUP} requests (`early`) or
+ * {@link STEADY_AFTER} (`steady`), then the window. Returns each one's figures.
+ */
+async function measureChains(chains: readonly Chain[], phase: Phase): Promise<HopFloor[]> {
   const frame = frameOf(FRAME_BYTES);
-  for (let i = 0; i < WARMUP; i++) {
+  const warmup = phase === 'early' ? WARMUP : STEADY_AFTER;
+  for (let i = 0; i < warmup; i++) {
     for (const chain of chains) {
       await request(chain, frame);
       await sleep(IDLE_MS);
     }
   }
+  return measureWindow(chains, frame);
+}
+
+/** {@link REQUESTS} requests through each of `chains` in turns: latency and CPU per request of each. */
+async function measureWindow(chains: readonly Chain[], frame: Buffer): Promise<HopFloor[]> {
   const pids = (chain: Chain): Record<string, number> => Object.fromEntries(chain.procs.map((p, i) => [String(i), p.pid as number]));
   const before = chains.map((c) => cpuSnapshot(pids(c)));
   const times: number[][] = chains.map(() => []);
@@ -154,8 +174,8 @@ async function measureChains(chains: readonly Chain[]): Promise<HopFloor[]> {
   });
 }
 
-function recordChain(name: string, f: HopFloor): void {
-  record({ name: `${name}.p50`, value: f.p50, unit: 'ms', details: { requests: REQUESTS, frame_bytes: FRAME_BYTES, idle_ms: IDLE_MS } });
+function recordChain(name: string, f: HopFloor, after: number): void {
+  record({ name: `${name}.p50`, value: f.p50, unit: 'ms', details: { requests: REQUESTS, after, frame_bytes: FRAME_BYTES, idle_ms: IDLE_MS } });
   record({ name: `${name}.p90`, value: f.p90, unit: 'ms' });
   record({ name: `${name}.cpu_per_request`, value: f.cpu, unit: 'ms', details: { processes: f.hops } });
 }
@@ -181,14 +201,25 @@ async function withChains<T>(measure: (chains: Chain[], dir: string) => Promise<
   }
 }
 
-/** Measures the 6- and 7-hop floors, the two chains alone in turns, and records them; returns them for ratios. */
-export function measureHopFloor(): Promise<{ six: HopFloor; seven: HopFloor }> {
+/** The 6- and 7-hop floors of one window. */
+export interface Floors {
+  six: HopFloor;
+  seven: HopFloor;
+}
+
+/**
+ * Measures the 6- and 7-hop floors of `phase`, with fresh chains, the two alone in
+ * turns, and records them (`hops.N.early.*` or `hops.N.*`); returns them for ratios.
+ */
+export function measureHopFloor(phase: Phase): Promise<Floors> {
   return withChains(async (chains, dir) => {
     await startChain(chains, dir, 6, 'fresh');
     await startChain(chains, dir, 7, 'fresh');
-    const [six, seven] = (await measureChains(chains)) as [HopFloor, HopFloor];
-    recordChain('hops.6', six);
-    recordChain('hops.7', seven);
+    const [six, seven] = (await measureChains(chains, phase)) as [HopFloor, HopFloor];
+    const infix = phase === 'early' ? '.early' : '';
+    const after = phase === 'early' ? WARMUP : STEADY_AFTER;
+    recordChain(`hops.6${infix}`, six, after);
+    recordChain(`hops.7${infix}`, seven, after);
     return { six, seven };
   });
 }
@@ -198,18 +229,19 @@ export function measureHopFloor(): Promise<{ six: HopFloor; seven: HopFloor }> {
  * again; `hops.7.kept`; `hops.7.zino`), each with its ratio to the fresh chain of the
  * same turns. Run apart from the floor and after the suite's own figures: more
  * processes in turn leave each one's caches colder and raise its CPU per request
- * (with six chains in turns the floor read 3.1–3.2 ms where it reads 1.9–2.5 ms
- * alone), which would flatter every ratio to the floor.
+ * (in round 6, with six chains in turns, the early floor read 3.1–3.2 ms where it
+ * read 1.9–2.5 ms alone), which would flatter every ratio to the floor.
  */
 export function measureHopSplit(): Promise<void> {
   return withChains(async (chains, dir) => {
     const relays = ['fresh', 'kept', 'zino'] as const;
     for (const relay of relays) await startChain(chains, dir, 7, relay);
-    const [ref, ...others] = (await measureChains(chains)) as [HopFloor, HopFloor, HopFloor];
-    recordChain('hops.7.ref', ref);
+    // The steady window: each kind after its JIT has settled.
+    const [ref, ...others] = (await measureChains(chains, 'steady')) as [HopFloor, HopFloor, HopFloor];
+    recordChain('hops.7.ref', ref, STEADY_AFTER);
     for (const [k, f] of others.entries()) {
       const name = `hops.7.${relays[k + 1] ?? ''}`;
-      recordChain(name, f);
+      recordChain(name, f, STEADY_AFTER);
       record({ name: `${name}.cpu_vs_ref`, value: f.cpu / ref.cpu, unit: 'x' });
       record({ name: `${name}.p50_vs_ref`, value: f.p50 / ref.p50, unit: 'x' });
     }
@@ -218,6 +250,7 @@ export function measureHopSplit(): Promise<void> {
 
 /** `npm run bench hops`: the floor, then its split. */
 export async function run(): Promise<void> {
-  await measureHopFloor();
+  await measureHopFloor('early');
+  await measureHopFloor('steady');
   await measureHopSplit();
 }
