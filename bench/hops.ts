@@ -17,10 +17,11 @@
  * - `hops.N.early.*`: after {@link WARMUP} requests, as rounds 1–6 measured it. V8
  *   is still compiling then: a relay's CPU per request falls by half over its first
  *   1,500–2,000 requests as its hot functions reach optimised code;
- * - `hops.N.*`: after {@link STEADY_AFTER} requests, when the JIT has settled (the
+ * - `hops.N.*`: after {@link STEADY_AFTER} requests, when the JIT has mostly settled (the
  *   suite's targets are ratios to this one, measured after the same warm-up).
  *
- * Then, apart (`measureHopSplit`), two 7-hop chains that split the floor, each in
+ * Then, apart (`measureHopSplit`, after 3,000 requests as the steady floor), two
+ * 7-hop chains that split the floor, each in
  * turns with a fresh one:
  * connections kept open between requests (`hops.7.kept.*`), what the floor would be
  * without a connect, an accept and a close per hop (the protocol forbids kept
@@ -43,7 +44,7 @@ const ZINO_RELAY = fileURLToPath(new URL('./zino-relay.js', import.meta.url));
 const FRAME_BYTES = 5 * 1024;
 const WARMUP = 100;
 const REQUESTS = 400;
-/** Requests a chain has carried before its steady window: the relays' CPU per request has stopped falling by then. */
+/** Requests a chain has carried before its steady window: the relays' CPU per request has mostly stopped falling by then. */
 export const STEADY_AFTER = 3000;
 const IDLE_MS = 2;
 
@@ -248,7 +249,7 @@ export function measureHopSplit(): Promise<void> {
   });
 }
 
-/** `npm run bench hops`: the floor, then its split. */
+/** `npm run bench hops`: the early floor, the steady floor, then the split. */
 export async function run(): Promise<void> {
   await measureHopFloor('early');
   await measureHopFloor('steady');

@@ -6,7 +6,8 @@
  * - cold start: `zino up` until all seven services answer ping, median of 5
  *   (target ≤ 600 ms), with the CPU `zino up` and each service had used by then (median of 5);
  * - the first requests after the last cold start: the first one's TTFT overhead
- *   (≤ 40 ms) and the first 20's p50 against the warm p50 (≤ 2×);
+ *   (≤ 40 ms, against the warm direct p50) and the first 20's p50 against the warm
+ *   p50 (≤ 2×), warm meaning the steady window below;
  * - TTFT: first chunk of a short streamed reply through the daemon vs a direct
  *   call to the same mock with the openai SDK, 300 pairs once the JIT has settled
  *   (after 3,000 requests, as the floor); the overhead's p50 ≤ 1.3× the 6-hop
@@ -21,7 +22,8 @@
  * - concurrency: 200 concurrent streaming clients vs a lone request, with a reply
  *   paced like a real model (50 chunks, 5 ms apart) (target: all complete, p99 ≤ 6×);
  * - memory of the seven after the whole run: PSS (≤ 160 MB), RSS and anonymous;
- *   again 10 s and 60 s later, once V8 has given back what an idle process need not hold.
+ *   again 10 s and 60 s later, when V8's memory reducer may have given back what an
+ *   idle process need not hold (it does not always run).
  */
 import path from 'node:path';
 import OpenAI from 'openai';
@@ -139,13 +141,13 @@ async function httpTtft(client: OpenAI): Promise<number> {
 async function firstRequests(env: Env): Promise<number[]> {
   await setScript(env.mock, { rules: [{ reply: 'The short answer is yes, it works.', chunkSize: 4 }] });
   // The direct path warms up first: only the suite's first requests are to be seen cold.
-  for (let i = 0; i < 20; i++) await directTtft(env.client);
+  for (let i = 0; i < FIRST_RUNS; i++) await directTtft(env.client);
   const first: number[] = [];
   for (let i = 0; i < FIRST_RUNS; i++) first.push(await suiteTtft(env.daemon, 'bench-first'));
   return first;
 }
 
-/** TTFT pairs and CPU of one window of {@link TTFT_RUNS} pairs. */
+/** The TTFT figures of one window of {@link TTFT_RUNS} pairs. */
 interface TtftWindow {
   o50: number;
   o90: number;
@@ -156,7 +158,8 @@ interface TtftWindow {
 /**
  * TTFT through the suite against direct, and the CPU every process of the suite used
  * meanwhile (the direct runs do not touch it), in two windows of {@link TTFT_RUNS} pairs:
- * - early (`*.early.*`), after {@link TTFT_WARMUP} pairs, as rounds 1–6 measured it: the
+ * - early (names ending in `.early`), after the {@link FIRST_RUNS} first requests and
+ *   {@link TTFT_WARMUP} pairs (50 requests in all), as rounds 1–6 measured it: the
  *   services' JIT is still compiling then (their CPU per request halves over the next
  *   few thousand requests);
  * - steady, after {@link STEADY_AFTER} requests, the same warm-up as the floor it is
@@ -174,12 +177,15 @@ async function ttft(env: Env, first: number[]): Promise<void> {
   for (let i = 0; i < TTFT_WARMUP; i++) await pair();
   const early = await ttftWindow(env, pair, earlyFloor, '.early');
   // The steady floor first (half a minute, the suite idle meanwhile), then the suite's own warm-up, so that
-  // the window follows thousands of requests and not a pause. Both paths warm alike: a direct path still
-  // compiling would make the suite's overhead look smaller.
+  // the window follows thousands of requests and not a pause (after 30 s idle, V8's memory reducer costs the
+  // next few hundred requests their warmth: docs/benchmarks.md, round 7). The floor is thus taken 30–45 s
+  // before the window, not in turns with it. Both paths warm alike: a direct path still compiling would make
+  // the suite's overhead look smaller.
   const floor = await measureHopFloor('steady');
   while (carried < STEADY_AFTER) await pair();
   const steady = await ttftWindow(env, pair, floor, '');
   record({ name: 'ttft.overhead.p50_vs_6_hops.early', value: early.o50 / earlyFloor.six.p50, unit: 'x' });
+  record({ name: 'ttft.overhead.p90_vs_6_hops.early', value: early.o90 / earlyFloor.six.p90, unit: 'x' });
   record({ name: 'ttft.overhead.p50_vs_6_hops', value: steady.o50 / floor.six.p50, unit: 'x', target: '<= 1.3', ok: steady.o50 / floor.six.p50 <= 1.3 });
   record({ name: 'ttft.overhead.p90_vs_6_hops', value: steady.o90 / floor.six.p90, unit: 'x', target: '<= 1.5', ok: steady.o90 / floor.six.p90 <= 1.5 });
   const firstOverhead = (first[0] ?? Number.NaN) - steady.d50;
@@ -390,7 +396,7 @@ export async function run(): Promise<void> {
     try {
       const first = await firstRequests(env);
       await ttft(env, first);
-      // BENCH_SUITE_QUICK=1: the cold starts, the first requests, the floor and TTFT/CPU only (to compare changes quickly).
+      // BENCH_SUITE_QUICK=1: the cold starts, the first requests, both floors, TTFT/CPU and the split only (to compare changes quickly).
       if (process.env.BENCH_SUITE_QUICK !== '1') {
         await ttftHttp(env);
         await throughput(env);
@@ -404,7 +410,7 @@ export async function run(): Promise<void> {
         await new Promise((resolve) => setTimeout(resolve, 50_000));
         memory(env, '.idle_60s');
       }
-      // Last, so that every figure above is taken as in the earlier rounds: the floor split into its parts.
+      // Last, so that its chains do not run between the figures above: the floor split into its parts.
       await measureHopSplit();
     } finally {
       await up.stop('SIGINT');
