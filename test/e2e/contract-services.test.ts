@@ -763,6 +763,15 @@ describe('with a contract-only daemon', () => {
     expectPrompt(1, 'http stream');
   });
 
+  // /healthz asks the daemon's `status` (a ZINO extra); a contract daemon refuses it with an error frame.
+  it("our HTTP front end's /healthz says ok: the daemon answers (it refuses `status`, a ZINO extra), and so does every other service", async () => {
+    http ??= await startHttpFrontEnd(mixed.file);
+    const res = await fetch(new URL('/healthz', http.baseUrl));
+    expect(await res.json()).toEqual({ status: 'ok' });
+    expect(res.status).toBe(200);
+    expect(mixed.contract.requests().some((r) => r.type === 'status')).toBe(true);
+  });
+
   it("runs the message through our agr: the model's tool call is run by our exc and the next turn answers", async () => {
     const call = JSON.stringify({ name: 'execute_bash', arguments: { code: 'echo py-daemon-$((6*7))' } });
     llm.script({
