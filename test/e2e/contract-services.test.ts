@@ -763,6 +763,33 @@ describe('with a contract-only daemon', () => {
     expectPrompt(1, 'http stream');
   });
 
+  it("zino mcp's ask tool answers through it, on a channel stored in our mem", async () => {
+    llm.script({ rules: [{ reply: 'MCP through the contract daemon.', chunkSize: 4 }] });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI_PATH, 'mcp', '--config', mixed.file], stderr: 'pipe' });
+    const client = new Client({ name: 'contract-daemon-host', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const answered = await client.callTool({ name: 'ask', arguments: { message: 'mcp question', channel: 'py-daemon-mcp' } });
+      expect(answered.isError, JSON.stringify(answered)).toBeFalsy();
+      expect(textOf(answered)).toBe('MCP through the contract daemon.');
+    } finally {
+      await client.close();
+    }
+    expect(lastAsked()).toMatchObject({ message: 'mcp question', channel_id: 'py-daemon-mcp', stream: true });
+    expect((await request(mem(), { type: 'get_history', channel_id: 'py-daemon-mcp' })).messages).toEqual([
+      user('mcp question'),
+      assistant('MCP through the contract daemon.'),
+    ]);
+  });
+
+  it('zino status shows all seven up (it pings each when the daemon refuses `status`, a ZINO extra) and exits 0', async () => {
+    const out = await runCli(['status', '--json', '--config', mixed.file]);
+    expect(out.code, out.stderr).toBe(0);
+    const status = JSON.parse(out.stdout) as { services: Record<string, { reachable: boolean }> };
+    for (const name of SERVICE_NAMES) expect(status.services[name], name).toMatchObject({ reachable: true });
+    expect(mixed.contract.requestsOf('status').length).toBeGreaterThan(0);
+  });
+
   // /healthz asks the daemon's `status` (a ZINO extra); a contract daemon refuses it with an error frame.
   it("our HTTP front end's /healthz says ok: the daemon answers (it refuses `status`, a ZINO extra), and so does every other service", async () => {
     http ??= await startHttpFrontEnd(mixed.file);
