@@ -824,6 +824,21 @@ describe('with a contract-only daemon', () => {
     await ping(mixed.socket('daemon'));
   });
 
+  it("passes agr's error on as its error frame (no code): zino ask fails with the message, the client library rejects, nothing is stored", async () => {
+    llm.script({ rules: [{ status: 400, errorMessage: 'the model refused the request' }] });
+    const cli = await runCli(['ask', '--config', mixed.file, '--channel', 'py-daemon-err', 'doomed']);
+    expect(cli.code).not.toBe(0);
+    expect(cli.stdout).toBe('');
+    expect(cli.stderr).toContain('the model refused the request');
+    const zino = new ZinoClient({ configFile: mixed.file });
+    await expect(zino.ask('doomed too', { channelId: 'py-daemon-err' })).rejects.toThrow('the model refused the request');
+    const stream = async (): Promise<void> => {
+      for await (const frame of zino.askStream('doomed streaming', { channelId: 'py-daemon-err' })) expect(frame.type).toBe('chunk');
+    };
+    await expect(stream()).rejects.toThrow('the model refused the request');
+    expect((await request(mem(), { type: 'get_history', channel_id: 'py-daemon-err' })).messages).toEqual([]);
+  });
+
   // Last: it stops our agr.
   it('answers through our rtr when agr is down, one-shot and streaming', async () => {
     await mixed.ours.agr?.stop();
