@@ -1,6 +1,6 @@
 /**
  * Our callers with counterpart services written from the contract alone: each time
- * one of rtr, mem, sys, agr, ctx and exc is a Python process from
+ * one of rtr, mem, sys, agr, ctx, exc and the daemon is a Python process from
  * test/fixtures/contract-services.py (standard library only, written from the service
  * contract without our sources), listening at that service's socket, and the six
  * others are ours (`zino serve NAME`). The daemon must still answer end to end,
@@ -10,6 +10,10 @@
  * the Python exc. Our callers' opt-in extras (sys `watch`, mem `get_context`, exc
  * `list_tools`, `request_id`, error codes) must fall back to the contract's messages.
  *
+ * Last, the daemon itself is the Python one, with all six others ours: `zino ask`, our
+ * client library (`ZinoClient`) and our HTTP front end (with the `openai` SDK) must get
+ * their answers through it, and the exchanges it stores must be in our mem.
+ *
  * The Python services log every request they receive (`--log`): the tests also check
  * that what our callers sent is what the contract asks for.
  */
@@ -18,8 +22,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ZinoClient } from '../../src/client/index.js';
 import { SERVICE_NAMES, ping, request, type Frame, type ServiceName } from '../../src/runtime/index.js';
+import { startHttpFrontEnd, type StartedHttp } from '../../src/testing/http.js';
 import { CLI_PATH, PACKAGE_ROOT } from '../../src/testing/paths.js';
 import { startService, writeTestConfig, type ConfigOverrides, type StartedService } from '../../src/testing/suite.js';
 import { runCli } from '../helpers/cli.js';
@@ -32,7 +39,7 @@ const llm = useMockLlm();
 beforeEach(() => llm.script({}));
 
 const FIXTURE = path.join(PACKAGE_ROOT, 'test', 'fixtures', 'contract-services.py');
-type Replaced = 'rtr' | 'mem' | 'sys' | 'agr' | 'ctx' | 'exc';
+type Replaced = 'daemon' | 'rtr' | 'mem' | 'sys' | 'agr' | 'ctx' | 'exc';
 
 /** A running Python contract service. */
 interface ContractService {
@@ -654,5 +661,191 @@ describe('with a contract-only exc', () => {
     expect(mixed.contract.requestsOf('list_tools').length).toBeGreaterThan(asked);
     await request(daemon(), { message: 'hello' });
     expect(String(sent(0)[0]?.content)).toBe(content);
+  });
+});
+
+describe('with a contract-only daemon', () => {
+  let mixed: Mixed;
+  let http: StartedHttp | undefined;
+  const mem = (): string => mixed.socket('mem');
+
+  beforeAll(async () => {
+    // It asks our sys, ctx, agr (rtr when agr is down) and mem; our HTTP front end and clients ask it.
+    mixed = await startMixed('daemon', {
+      args: (_dir, socket) => ['--sys', socket('sys'), '--ctx', socket('ctx'), '--agr', socket('agr'), '--rtr', socket('rtr'), '--mem', socket('mem')],
+      overrides: { http: { listen: '127.0.0.1:0' } },
+    });
+  });
+  afterAll(async () => {
+    await http?.stop();
+    await mixed?.close();
+  });
+
+  /** The mock LLM's prompt `i`: our sys's prompt first, the user's message last. */
+  function expectPrompt(i: number, message: string): void {
+    expect(sent(i)[0]).toMatchObject({ role: 'system' });
+    expect(String(sent(i)[0]?.content)).toContain('You are ZINO');
+    expect(sent(i).at(-1)).toEqual(user(message));
+  }
+
+  /** What the last request the contract daemon received was, as far as the contract reads it. */
+  const lastAsked = (): Frame | undefined =>
+    mixed.contract
+      .requests()
+      .filter((r) => r.type !== 'ping')
+      .at(-1);
+
+  it('zino ask prints the answer through it, one-shot and streaming', async () => {
+    llm.script({ rules: [{ reply: 'CLI through the contract daemon.', chunkSize: 4 }] });
+    const once = await runCli(['ask', '--config', mixed.file, 'cli', 'question']);
+    expect(once, once.stderr).toMatchObject({ code: 0, stdout: 'CLI through the contract daemon.\n' });
+    expect(lastAsked()).toMatchObject({ message: 'cli question', stream: false });
+    expectPrompt(0, 'cli question');
+    const streaming = await runCli(['ask', '-s', '--config', mixed.file, 'cli', 'stream']);
+    expect(streaming, streaming.stderr).toMatchObject({ code: 0, stdout: 'CLI through the contract daemon.\n' });
+    expect(lastAsked()).toMatchObject({ message: 'cli stream', stream: true });
+    expectPrompt(1, 'cli stream');
+  });
+
+  it('our client library asks it one-shot and streaming, on a channel', async () => {
+    llm.script({ rules: [{ reply: 'Library through the contract daemon.', chunkSize: 5 }] });
+    const zino = new ZinoClient({ configFile: mixed.file });
+    const answer = await zino.ask('library question', { channelId: 'py-daemon-lib' });
+    expect(answer).toMatchObject({ type: 'response', content: 'Library through the contract daemon.' });
+    expect(lastAsked()).toMatchObject({ message: 'library question', channel_id: 'py-daemon-lib', stream: false });
+    const frames: Frame[] = [];
+    for await (const frame of zino.askStream('library stream', { channelId: 'py-daemon-lib' })) frames.push({ ...frame });
+    const { text, last } = streamed(frames);
+    expect(text).toBe('Library through the contract daemon.');
+    expect(last).toEqual({ type: 'done', full_text: 'Library through the contract daemon.' });
+    expect(lastAsked()).toMatchObject({ message: 'library stream', channel_id: 'py-daemon-lib', stream: true });
+  });
+
+  it('stores the exchanges of a channel in our mem: mem get_history and zino mem history show them', async () => {
+    llm.script({ rules: [{ reply: 'Stored answer.' }] });
+    expect(await request(mixed.socket('daemon'), { message: 'keep this', channel_id: 'py-daemon-mem' })).toEqual({
+      type: 'response',
+      content: 'Stored answer.',
+    });
+    const frames = await collectFrames(mixed.socket('daemon'), { message: 'and this, streamed', channel_id: 'py-daemon-mem', stream: true });
+    expect(frames.at(-1)).toEqual({ type: 'done', full_text: 'Stored answer.' });
+    const history = await request(mem(), { type: 'get_history', channel_id: 'py-daemon-mem' });
+    expect(history.messages).toEqual([user('keep this'), assistant('Stored answer.'), user('and this, streamed'), assistant('Stored answer.')]);
+    // Our ctx gives the stored history back as context on the next request of the channel.
+    await request(mixed.socket('daemon'), { message: 'third', channel_id: 'py-daemon-mem' });
+    expect(sent(2).slice(-5)).toEqual([user('keep this'), assistant('Stored answer.'), user('and this, streamed'), assistant('Stored answer.'), user('third')]);
+    const out = await runCli(['mem', 'history', 'py-daemon-mem', '-n', '2', '--config', mixed.file]);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout).toBe('user: third\n\nassistant: Stored answer.\n');
+  });
+
+  it('our HTTP front end answers chat completions through it with the openai SDK, streaming and not', async () => {
+    http = await startHttpFrontEnd(mixed.file);
+    const openai = new OpenAI({ baseURL: http.baseUrl, apiKey: http.token, maxRetries: 0 });
+    llm.script({ rules: [{ reply: 'HTTP through the contract daemon.', chunkSize: 6 }] });
+    const completion = await openai.chat.completions.create({ model: 'zino', messages: [{ role: 'user', content: 'http question' }] });
+    expect(completion).toMatchObject({
+      object: 'chat.completion',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'HTTP through the contract daemon.' }, finish_reason: 'stop' }],
+    });
+    expect(lastAsked()).toMatchObject({ message: 'http question' });
+    expectPrompt(0, 'http question');
+    const stream = await openai.chat.completions.create({ model: 'zino', messages: [{ role: 'user', content: 'http stream' }], stream: true });
+    let text = '';
+    let finish: string | null | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(text).toBe('HTTP through the contract daemon.');
+    expect(finish).toBe('stop');
+    expect(lastAsked()).toMatchObject({ message: 'http stream' });
+    expectPrompt(1, 'http stream');
+  });
+
+  it("zino mcp's ask tool answers through it, on a channel stored in our mem", async () => {
+    llm.script({ rules: [{ reply: 'MCP through the contract daemon.', chunkSize: 4 }] });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI_PATH, 'mcp', '--config', mixed.file], stderr: 'pipe' });
+    const client = new Client({ name: 'contract-daemon-host', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const answered = await client.callTool({ name: 'ask', arguments: { message: 'mcp question', channel: 'py-daemon-mcp' } });
+      expect(answered.isError, JSON.stringify(answered)).toBeFalsy();
+      expect(textOf(answered)).toBe('MCP through the contract daemon.');
+    } finally {
+      await client.close();
+    }
+    expect(lastAsked()).toMatchObject({ message: 'mcp question', channel_id: 'py-daemon-mcp', stream: true });
+    expect((await request(mem(), { type: 'get_history', channel_id: 'py-daemon-mcp' })).messages).toEqual([
+      user('mcp question'),
+      assistant('MCP through the contract daemon.'),
+    ]);
+  });
+
+  it('zino status shows all seven up (it pings each when the daemon refuses `status`, a ZINO extra) and exits 0', async () => {
+    const out = await runCli(['status', '--json', '--config', mixed.file]);
+    expect(out.code, out.stderr).toBe(0);
+    const status = JSON.parse(out.stdout) as { services: Record<string, { reachable: boolean }> };
+    for (const name of SERVICE_NAMES) expect(status.services[name], name).toMatchObject({ reachable: true });
+    expect(mixed.contract.requestsOf('status').length).toBeGreaterThan(0);
+  });
+
+  // /healthz asks the daemon's `status` (a ZINO extra); a contract daemon refuses it with an error frame.
+  it("our HTTP front end's /healthz says ok: the daemon answers (it refuses `status`, a ZINO extra), and so does every other service", async () => {
+    http ??= await startHttpFrontEnd(mixed.file);
+    const res = await fetch(new URL('/healthz', http.baseUrl));
+    expect(await res.json()).toEqual({ status: 'ok' });
+    expect(res.status).toBe(200);
+    expect(mixed.contract.requests().some((r) => r.type === 'status')).toBe(true);
+  });
+
+  it("runs the message through our agr: the model's tool call is run by our exc and the next turn answers", async () => {
+    const call = JSON.stringify({ name: 'execute_bash', arguments: { code: 'echo py-daemon-$((6*7))' } });
+    llm.script({
+      rules: [
+        { match: 'py-daemon-42', reply: 'The tool said 42.' },
+        { match: 'PY-DAEMON-TOOL', reply: `Let me run it.\n<tool_call>\n${call}\n</tool_call>` },
+      ],
+    });
+    const reply = await request(mixed.socket('daemon'), { message: 'PY-DAEMON-TOOL: six times seven?' });
+    expect(reply.type).toBe('response');
+    expect(String(reply.content)).toContain('The tool said 42.');
+    // Two turns: agr's loop ran (rtr straight would have stopped at the tool call).
+    expect(llm.mock.stats.requests).toBe(2);
+    expect(String(sent(1).at(-1)?.content)).toMatch(/<tool_response>\npy-daemon-42\n<\/tool_response>/);
+  });
+
+  it('answers bad input with an error frame', async () => {
+    expect(await requestOrError(mixed.socket('daemon'), { channel_id: 'no-message' })).toMatchObject({
+      type: 'error',
+      message: expect.stringContaining('message'),
+    });
+    expect(await requestOrError(mixed.socket('daemon'), { message: 42 })).toMatchObject({ type: 'error', message: expect.stringContaining('message') });
+    await ping(mixed.socket('daemon'));
+  });
+
+  it("passes agr's error on as its error frame (no code): zino ask fails with the message, the client library rejects, nothing is stored", async () => {
+    llm.script({ rules: [{ status: 400, errorMessage: 'the model refused the request' }] });
+    const cli = await runCli(['ask', '--config', mixed.file, '--channel', 'py-daemon-err', 'doomed']);
+    expect(cli.code).not.toBe(0);
+    expect(cli.stdout).toBe('');
+    expect(cli.stderr).toContain('the model refused the request');
+    const zino = new ZinoClient({ configFile: mixed.file });
+    await expect(zino.ask('doomed too', { channelId: 'py-daemon-err' })).rejects.toThrow('the model refused the request');
+    const stream = async (): Promise<void> => {
+      for await (const frame of zino.askStream('doomed streaming', { channelId: 'py-daemon-err' })) expect(frame.type).toBe('chunk');
+    };
+    await expect(stream()).rejects.toThrow('the model refused the request');
+    expect((await request(mem(), { type: 'get_history', channel_id: 'py-daemon-err' })).messages).toEqual([]);
+  });
+
+  // Last: it stops our agr.
+  it('answers through our rtr when agr is down, one-shot and streaming', async () => {
+    await mixed.ours.agr?.stop();
+    llm.script({ rules: [{ reply: 'Straight from rtr.', chunkSize: 3 }] });
+    expect(await request(mixed.socket('daemon'), { message: 'no agr' })).toEqual({ type: 'response', content: 'Straight from rtr.' });
+    expectPrompt(0, 'no agr');
+    const frames = await collectFrames(mixed.socket('daemon'), { message: 'no agr, streaming', stream: true });
+    expect(streamed(frames)).toEqual({ text: 'Straight from rtr.', last: { type: 'done', full_text: 'Straight from rtr.' } });
   });
 });

@@ -4,9 +4,11 @@
  * `ok` (200): every service answers; `degraded` (200): the daemon and rtr answer but
  * another service does not (answers still come, with less: no tools, no memory);
  * `unavailable` (503): the daemon or rtr does not answer. The daemon is asked at
- * most once a second, however often this is called.
+ * most once a second, however often this is called. `status` is a ZINO extra: a
+ * daemon written from the contract answers it with an error frame, and then each
+ * service is pinged here instead.
  */
-import { Endpoint, clientOptions, type ResolvedConfig } from '../../runtime/index.js';
+import { Endpoint, RemoteError, SERVICE_NAMES, clientOptions, ping, type ResolvedConfig } from '../../runtime/index.js';
 import { DAEMON } from '../../protocol/daemon.js';
 
 /** The suite's state as `/healthz` tells it. */
@@ -32,13 +34,29 @@ export class HealthCheck {
 
   private async ask(): Promise<Health> {
     const daemon = new Endpoint(DAEMON, this.config.daemon.socket, clientOptions(this.config, 'daemon', { timeoutMs: 3000 }));
+    let reachable: Record<string, boolean>;
     try {
       const { services } = await daemon.request('status', {});
-      const reachable = (name: string): boolean => services[name]?.reachable === true;
-      if (!reachable('rtr')) return 'unavailable';
-      return Object.keys(services).every(reachable) ? 'ok' : 'degraded';
-    } catch {
-      return 'unavailable';
+      reachable = Object.fromEntries(Object.entries(services).map(([name, s]) => [name, s.reachable]));
+    } catch (err) {
+      // The daemon answered, but not `status` (a contract daemon does not know it).
+      if (!(err instanceof RemoteError)) return 'unavailable';
+      reachable = await this.pingAll();
     }
+    if (reachable.rtr !== true) return 'unavailable';
+    return Object.values(reachable).every(Boolean) ? 'ok' : 'degraded';
+  }
+
+  /** Whether each service answers ping. */
+  private async pingAll(): Promise<Record<string, boolean>> {
+    const answers = await Promise.all(
+      SERVICE_NAMES.map((name) =>
+        ping(this.config[name].socket, clientOptions(this.config, name, { timeoutMs: 3000 })).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
+    return Object.fromEntries(SERVICE_NAMES.map((name, i) => [name, answers[i] === true]));
   }
 }
