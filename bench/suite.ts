@@ -13,7 +13,8 @@
  *   (after 3,000 requests, as the floor); the overhead's p50 ≤ 1.3× the 6-hop
  *   floor's p50, its p90 ≤ 1.5× the floor's p90. The mock runs as its own process
  *   (`zino mock-llm`), as a real endpoint would, so both paths cross to it the same
- *   way. The same 300 pairs earlier, after 30 (`*.early`), without targets;
+ *   way. The same 300 pairs earlier, after 50 requests (names ending in `.early`),
+ *   without targets;
  * - CPU per request summed over every process of the suite (the seven and `zino
  *   up`) from /proc over those 300 requests, per process (≤ 1.3× the 7-hop floor);
  * - the same reply through the OpenAI-compatible endpoint (`zino serve http`);
