@@ -8,7 +8,8 @@
  * daemon written from the contract answers it with an error frame, and then each
  * service is pinged here instead.
  */
-import { Endpoint, RemoteError, SERVICE_NAMES, clientOptions, ping, type ResolvedConfig } from '../../runtime/index.js';
+import { Endpoint, RemoteError, clientOptions, type ResolvedConfig } from '../../runtime/index.js';
+import { ZinoClient } from '../../client/index.js';
 import { DAEMON } from '../../protocol/daemon.js';
 
 /** The suite's state as `/healthz` tells it. */
@@ -49,14 +50,7 @@ export class HealthCheck {
 
   /** Whether each service answers ping. */
   private async pingAll(): Promise<Record<string, boolean>> {
-    const answers = await Promise.all(
-      SERVICE_NAMES.map((name) =>
-        ping(this.config[name].socket, clientOptions(this.config, name, { timeoutMs: 3000 })).then(
-          () => true,
-          () => false,
-        ),
-      ),
-    );
-    return Object.fromEntries(SERVICE_NAMES.map((name, i) => [name, answers[i] === true]));
+    const pings = await new ZinoClient({ config: this.config }).pingAll({ timeoutMs: 3000 });
+    return Object.fromEntries(Object.entries(pings).map(([name, result]) => [name, result.ok]));
   }
 }
