@@ -1,22 +1,36 @@
 /**
- * Giving the memory of large requests back once they are gone. A received body is
- * an ArrayBuffer outside V8's heap, freed only when a garbage collection finds it
- * dead; and V8 collects when JavaScript allocates, which an idle service does not.
- * After the stalled-frame attack of issue 13 (point 4) a service sat at its peak RSS
- * for as long as nobody called it. So when the bytes of partly received requests
- * fall back to zero after a large peak, one full collection is run a second later.
+ * Giving memory back to the system when a service stops being busy.
+ *
+ * - **Large requests** ({@link Reclaimer}). A received body is an ArrayBuffer outside V8's
+ *   heap, freed only when a garbage collection finds it dead; and V8 collects when JavaScript
+ *   allocates, which an idle service does not. After the stalled-frame attack of issue 13
+ *   (point 4) a service sat at its peak RSS for as long as nobody called it. So when the bytes
+ *   of partly received requests fall back to zero after a large peak, one full collection is
+ *   run a second later.
+ * - **A burst of requests** ({@link IdleCompactor}). The objects of many concurrent requests
+ *   are promoted to V8's old generation, spread over many pages, and die there. A full
+ *   collection frees them but keeps every page that still holds one live object, and V8's own
+ *   memory reducer, which compacts, runs only some seconds later if at all (issue 18: after the
+ *   benchmark's 200 concurrent streams the seven services held 200 MB for a minute in one run of
+ *   two). So a service whose old generation has grown since it last compacted, and that has had no open
+ *   connection for a second, runs one compacting collection: the live objects are moved together
+ *   and the emptied pages go back to the system.
  *
  * `gc()` is made available the way Jest's `--logHeapUsage` does it: the
  * `--expose-gc` flag set at run time, the function taken from a fresh context.
  * Where that fails, nothing is collected early (V8 collects at the next allocation).
  */
-import { setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /** A peak of at least this many counted bytes since the last collection earns one (or half the budget, when smaller). */
 export const RECLAIM_AFTER_BYTES = 8 * 1024 * 1024;
 /** Delay between the fall to zero and the collection, in milliseconds. */
 const RECLAIM_DELAY_MS = 1000;
+/** Growth of V8's committed old generation since the last compaction that earns one. */
+export const COMPACT_AFTER_GROWTH_BYTES = 4 * 1024 * 1024;
+/** Time without an open connection before the compaction, in milliseconds. */
+export const COMPACT_AFTER_IDLE_MS = 1000;
 
 let gcFunction: (() => void) | null | undefined;
 
@@ -69,5 +83,105 @@ export class Reclaimer {
     gc();
     this.collections++;
     this.onCollect?.(peak);
+  }
+}
+
+/** Whether the `node` command line set `--compact-on-every-full-gc` (either way): then it is left as given. */
+const compactFlagGiven = process.execArgv.some((arg) => /^--(no-)?compact[-_]on[-_]every[-_]full[-_]gc/.test(arg));
+
+/**
+ * Runs one full collection that also compacts V8's old generation (every page with free
+ * space is evacuated, not only the fragmented ones V8's heuristics pick). False when `gc()`
+ * is not available.
+ */
+export function compactHeap(): boolean {
+  const gc = collector();
+  if (!gc) return false;
+  if (compactFlagGiven) {
+    gc();
+    return true;
+  }
+  setFlagsFromString('--compact-on-every-full-gc');
+  try {
+    gc();
+  } finally {
+    setFlagsFromString('--no-compact-on-every-full-gc');
+  }
+  return true;
+}
+
+/**
+ * Bytes V8 has committed to its old generation: every space but the young generation, whose
+ * size V8 may grow or shrink at any collection (a compaction can leave it larger than before).
+ */
+export function committedOldBytes(): number {
+  let bytes = 0;
+  for (const space of getHeapSpaceStatistics()) if (!space.space_name.startsWith('new_')) bytes += space.space_size;
+  return bytes;
+}
+
+/** Options of {@link IdleCompactor}. */
+export interface IdleCompactorOptions {
+  /** Open connections now. */
+  openConnections: () => number;
+  /** Growth of the committed old generation since the last compaction that earns one. @default COMPACT_AFTER_GROWTH_BYTES */
+  afterGrowthBytes?: number;
+  /** Time without an open connection before compacting, in milliseconds. @default COMPACT_AFTER_IDLE_MS */
+  afterIdleMs?: number;
+  /** Called after each compaction with V8's committed old generation before and after, in bytes. */
+  onCompact?: (beforeBytes: number, afterBytes: number) => void;
+}
+
+/**
+ * Compacts the heap once a server has been without connections for a while, when its old
+ * generation has grown since it last did (see the module comment). One timer at most, armed when the
+ * last connection closes; a connection opened meanwhile postpones it to the next idle moment.
+ */
+export class IdleCompactor {
+  private timer: NodeJS.Timeout | undefined;
+  private idleSince = 0;
+  private baseline = committedOldBytes();
+  private readonly afterGrowthBytes: number;
+  private readonly afterIdleMs: number;
+  /** Compactions run so far. */
+  compactions = 0;
+
+  constructor(private readonly options: IdleCompactorOptions) {
+    this.afterGrowthBytes = options.afterGrowthBytes ?? COMPACT_AFTER_GROWTH_BYTES;
+    this.afterIdleMs = options.afterIdleMs ?? COMPACT_AFTER_IDLE_MS;
+  }
+
+  /** The server's last open connection has closed. */
+  idle(): void {
+    this.idleSince = performance.now();
+    if (!this.timer) this.arm(this.afterIdleMs);
+  }
+
+  /** Cancels a pending compaction (the server is closing). */
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private arm(delayMs: number): void {
+    this.timer = setTimeout(() => this.check(), delayMs);
+    this.timer.unref();
+  }
+
+  private check(): void {
+    this.timer = undefined;
+    // Busy again: the next close of its last connection arms the timer anew.
+    if (this.options.openConnections() > 0) return;
+    const idleMs = performance.now() - this.idleSince;
+    if (idleMs < this.afterIdleMs) {
+      this.arm(this.afterIdleMs - idleMs);
+      return;
+    }
+    const before = committedOldBytes();
+    if (before - this.baseline < this.afterGrowthBytes) return;
+    if (!compactHeap()) return;
+    this.baseline = committedOldBytes();
+    this.compactions++;
+    this.options.onCompact?.(before, this.baseline);
   }
 }
