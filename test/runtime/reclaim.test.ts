@@ -31,25 +31,30 @@ describe('compactHeap', () => {
 describe('IdleCompactor', () => {
   afterEach(() => vi.useRealTimers());
   const fake = (): void => void vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+  /** An old generation of `size` bytes, as the compactor reads it. */
+  let size = 0;
+  const measure = (): number => size;
 
   it('compacts once the server has had no connection for afterIdleMs, not before', () => {
     fake();
-    const events: [number, number][] = [];
-    const compactor = new IdleCompactor({ openConnections: () => 0, afterGrowthBytes: -Infinity, afterIdleMs: 1000, onCompact: (b, a) => events.push([b, a]) });
+    const events: { beforeBytes: number; afterBytes: number; ms: number }[] = [];
+    size = 10 * MB;
+    const compactor = new IdleCompactor({ openConnections: () => 0, afterIdleMs: 1000, measure, onCompact: (e) => events.push(e) });
+    size = 20 * MB;
     compactor.idle();
     vi.advanceTimersByTime(999);
     expect(compactor.compactions).toBe(0);
     vi.advanceTimersByTime(1);
     expect(compactor.compactions).toBe(1);
-    expect(events).toHaveLength(1);
-    expect(events[0]![0]).toBeGreaterThan(0);
-    expect(events[0]![1]).toBeGreaterThan(0);
+    expect(events).toEqual([{ beforeBytes: 20 * MB, afterBytes: 20 * MB, ms: expect.any(Number) }]);
   });
 
   it('waits while a connection is open, and counts the idle time from the last close', () => {
     fake();
     let open = 0;
-    const compactor = new IdleCompactor({ openConnections: () => open, afterGrowthBytes: -Infinity, afterIdleMs: 1000 });
+    size = 10 * MB;
+    const compactor = new IdleCompactor({ openConnections: () => open, afterIdleMs: 1000, measure });
+    size = 20 * MB;
     compactor.idle();
     vi.advanceTimersByTime(600);
     open = 1; // a request arrives
@@ -65,17 +70,43 @@ describe('IdleCompactor', () => {
     expect(compactor.compactions).toBe(1);
   });
 
-  it('does nothing when the heap has not grown by afterGrowthBytes since the last compaction', () => {
+  it('needs 4 MiB of growth since the last compaction, or a quarter of the size then when that is more', () => {
     fake();
-    const compactor = new IdleCompactor({ openConnections: () => 0, afterGrowthBytes: 1024 * MB, afterIdleMs: 1000 });
-    compactor.idle();
-    vi.advanceTimersByTime(5000);
+    size = 10 * MB;
+    const compactor = new IdleCompactor({ openConnections: () => 0, afterIdleMs: 1000, measure });
+    const idle = (): void => {
+      compactor.idle();
+      vi.advanceTimersByTime(1000);
+    };
+    size = 14 * MB - 1;
+    idle();
     expect(compactor.compactions).toBe(0);
+    size = 14 * MB;
+    idle();
+    expect(compactor.compactions).toBe(1);
+    // The size after that compaction is the new baseline (14 MiB here: the measure is fixed).
+    idle();
+    expect(compactor.compactions).toBe(1);
+    size = 18 * MB;
+    idle();
+    expect(compactor.compactions).toBe(2);
+    // From 100 MiB on, a quarter is more than 4 MiB: 125 MiB earns the next one, not 104.
+    size = 100 * MB;
+    idle();
+    expect(compactor.compactions).toBe(3);
+    size = 125 * MB - 1;
+    idle();
+    expect(compactor.compactions).toBe(3);
+    size = 125 * MB;
+    idle();
+    expect(compactor.compactions).toBe(4);
   });
 
   it('runs nothing after stop()', () => {
     fake();
-    const compactor = new IdleCompactor({ openConnections: () => 0, afterGrowthBytes: -Infinity, afterIdleMs: 1000 });
+    size = 0;
+    const compactor = new IdleCompactor({ openConnections: () => 0, afterIdleMs: 1000, measure });
+    size = 100 * MB;
     compactor.idle();
     compactor.stop();
     vi.advanceTimersByTime(5000);
@@ -96,17 +127,16 @@ describe('a server after a burst of requests', () => {
     const server = await serve(path.join(dir, 's.sock'), {
       handlers: { hold: () => gate.promise.then(() => ({ type: 'ok' })) },
       log,
-      compaction: { afterGrowthBytes: -Infinity, afterIdleMs: 50 },
+      compaction: { afterGrowthBytes: -Infinity, afterGrowthRatio: -Infinity, afterIdleMs: 50 },
     });
     try {
       const held = request(server.socketPath, { type: 'hold' });
-      // Connections come and go while one stays open: no compaction meanwhile.
+      // Connections come and go while one stays open; the compaction follows the close of the last one.
       for (let i = 0; i < 3; i++) expect(await request(server.socketPath, { type: 'ping' })).toEqual({ type: 'pong' });
-      expect(lines.filter((l) => l.msg === 'heap compacted after a busy spell')).toEqual([]);
       gate.resolve();
       expect(await held).toEqual({ type: 'ok' });
       const line = await waitFor(() => lines.find((l) => l.msg === 'heap compacted after a busy spell'), 'the compaction');
-      expect(line).toMatchObject({ level: 'debug', oldGenMbBefore: expect.any(Number), oldGenMbAfter: expect.any(Number) });
+      expect(line).toMatchObject({ level: 'debug', oldGenBytesBefore: expect.any(Number), oldGenBytesAfter: expect.any(Number), ms: expect.any(Number) });
     } finally {
       await server.close();
     }

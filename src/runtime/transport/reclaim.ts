@@ -12,9 +12,9 @@
  *   collection frees them but keeps every page that still holds one live object, and V8's own
  *   memory reducer, which compacts, runs only some seconds later if at all (issue 18: after the
  *   benchmark's 200 concurrent streams the seven services held 200 MB for a minute in one run of
- *   two). So a service whose old generation has grown since it last compacted, and that has had no open
- *   connection for a second, runs one compacting collection: the live objects are moved together
- *   and the emptied pages go back to the system.
+ *   two). So a service whose old generation has grown since it last compacted, and that has
+ *   had no open connection for a second, runs one compacting collection: the live objects are
+ *   moved together and the emptied pages go back to the system.
  *
  * `gc()` is made available the way Jest's `--logHeapUsage` does it: the
  * `--expose-gc` flag set at run time, the function taken from a fresh context.
@@ -27,10 +27,15 @@ import { runInNewContext } from 'node:vm';
 export const RECLAIM_AFTER_BYTES = 8 * 1024 * 1024;
 /** Delay between the fall to zero and the collection, in milliseconds. */
 const RECLAIM_DELAY_MS = 1000;
-/** Growth of V8's committed old generation since the last compaction that earns one. */
-export const COMPACT_AFTER_GROWTH_BYTES = 4 * 1024 * 1024;
+/**
+ * Growth of V8's committed old generation since the last compaction that earns one: 4 MiB,
+ * or a quarter of what it was then when that is more. A compaction copies every live object,
+ * so a service with a large live heap (mem with many memories) compacts less often.
+ */
+const COMPACT_AFTER_GROWTH_BYTES = 4 * 1024 * 1024;
+const COMPACT_AFTER_GROWTH_RATIO = 0.25;
 /** Time without an open connection before the compaction, in milliseconds. */
-export const COMPACT_AFTER_IDLE_MS = 1000;
+const COMPACT_AFTER_IDLE_MS = 1000;
 
 let gcFunction: (() => void) | null | undefined;
 
@@ -86,13 +91,18 @@ export class Reclaimer {
   }
 }
 
-/** Whether the `node` command line set `--compact-on-every-full-gc` (either way): then it is left as given. */
+/**
+ * Whether the `node` command line set `--compact-on-every-full-gc` (either way): then it is
+ * left as given. (`NODE_OPTIONS` cannot carry it: Node refuses the flag there.)
+ */
 const compactFlagGiven = process.execArgv.some((arg) => /^--(no-)?compact[-_]on[-_]every[-_]full[-_]gc/.test(arg));
 
 /**
  * Runs one full collection that also compacts V8's old generation (every page with free
  * space is evacuated, not only the fragmented ones V8's heuristics pick). False when `gc()`
- * is not available.
+ * is not available. V8 picks the pages to evacuate when marking starts: if its incremental
+ * marking had already started, this collection finishes that cycle with the pages picked
+ * then and may give back less (the debug line's sizes show it; the next one catches up).
  */
 export function compactHeap(): boolean {
   const gc = collector();
@@ -124,12 +134,16 @@ export function committedOldBytes(): number {
 export interface IdleCompactorOptions {
   /** Open connections now. */
   openConnections: () => number;
-  /** Growth of the committed old generation since the last compaction that earns one. @default COMPACT_AFTER_GROWTH_BYTES */
+  /** Growth of the committed old generation since the last compaction that earns one, at least. @default 4 MiB */
   afterGrowthBytes?: number;
-  /** Time without an open connection before compacting, in milliseconds. @default COMPACT_AFTER_IDLE_MS */
+  /** The same as a share of the old generation after the last compaction, when that is more. @default 0.25 */
+  afterGrowthRatio?: number;
+  /** Time without an open connection before compacting, in milliseconds. @default 1000 */
   afterIdleMs?: number;
-  /** Called after each compaction with V8's committed old generation before and after, in bytes. */
-  onCompact?: (beforeBytes: number, afterBytes: number) => void;
+  /** The old generation's committed bytes now. @default committedOldBytes */
+  measure?: () => number;
+  /** Called after each compaction with the old generation's committed bytes before and after, and the time it took. */
+  onCompact?: (compaction: { beforeBytes: number; afterBytes: number; ms: number }) => void;
 }
 
 /**
@@ -140,15 +154,20 @@ export interface IdleCompactorOptions {
 export class IdleCompactor {
   private timer: NodeJS.Timeout | undefined;
   private idleSince = 0;
-  private baseline = committedOldBytes();
+  private baseline: number;
   private readonly afterGrowthBytes: number;
+  private readonly afterGrowthRatio: number;
   private readonly afterIdleMs: number;
+  private readonly measure: () => number;
   /** Compactions run so far. */
   compactions = 0;
 
   constructor(private readonly options: IdleCompactorOptions) {
     this.afterGrowthBytes = options.afterGrowthBytes ?? COMPACT_AFTER_GROWTH_BYTES;
+    this.afterGrowthRatio = options.afterGrowthRatio ?? COMPACT_AFTER_GROWTH_RATIO;
     this.afterIdleMs = options.afterIdleMs ?? COMPACT_AFTER_IDLE_MS;
+    this.measure = options.measure ?? committedOldBytes;
+    this.baseline = this.measure();
   }
 
   /** The server's last open connection has closed. */
@@ -177,11 +196,13 @@ export class IdleCompactor {
       this.arm(this.afterIdleMs - idleMs);
       return;
     }
-    const before = committedOldBytes();
-    if (before - this.baseline < this.afterGrowthBytes) return;
+    const before = this.measure();
+    if (before - this.baseline < Math.max(this.afterGrowthBytes, this.baseline * this.afterGrowthRatio)) return;
+    const started = performance.now();
     if (!compactHeap()) return;
-    this.baseline = committedOldBytes();
+    const ms = performance.now() - started;
+    this.baseline = this.measure();
     this.compactions++;
-    this.options.onCompact?.(before, this.baseline);
+    this.options.onCompact?.({ beforeBytes: before, afterBytes: this.baseline, ms });
   }
 }

@@ -12,7 +12,7 @@ import { ZinoError, errorFrame } from '../errors.js';
 import { DEFAULT_MAX_FRAME_BYTES, encodeFrame } from '../frame/codec.js';
 import type { Logger } from '../log.js';
 import { Connection, type Handler, type Handlers } from './connection.js';
-import { IdleCompactor } from './reclaim.js';
+import { IdleCompactor, type IdleCompactorOptions } from './reclaim.js';
 import { ReceiveBudget } from './receive-budget.js';
 import { prepareSocketPath, removeSocketFile } from './socket-path.js';
 
@@ -39,8 +39,8 @@ export interface ServeOptions {
   maxConnections?: number | undefined;
   /** Bytes of partly received requests held at once across connections (raised to maxFrameBytes). @default 64 MiB */
   maxReceiveBytes?: number | undefined;
-  /** When the heap is compacted after a busy spell (reclaim.ts). @default 4 MiB of growth, 1 s without connections */
-  compaction?: { afterGrowthBytes?: number; afterIdleMs?: number } | undefined;
+  /** When the heap is compacted after a busy spell (reclaim.ts). @default 4 MiB or 25 % of growth, 1 s without connections */
+  compaction?: Pick<IdleCompactorOptions, 'afterGrowthBytes' | 'afterGrowthRatio' | 'afterIdleMs'> | undefined;
 }
 
 /** A listening server. */
@@ -69,8 +69,8 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
   const compactor = new IdleCompactor({
     ...options.compaction,
     openConnections: () => connections.size,
-    onCompact: (before, after) =>
-      log.debug({ oldGenMbBefore: Math.round(before / 1e5) / 10, oldGenMbAfter: Math.round(after / 1e5) / 10 }, 'heap compacted after a busy spell'),
+    onCompact: ({ beforeBytes, afterBytes, ms }) =>
+      log.debug({ oldGenBytesBefore: beforeBytes, oldGenBytesAfter: afterBytes, ms: Math.round(ms * 10) / 10 }, 'heap compacted after a busy spell'),
   });
   const connectionOptions = {
     handlers: options.handlers,
