@@ -39,7 +39,7 @@ export interface ServeOptions {
   maxConnections?: number | undefined;
   /** Bytes of partly received requests held at once across connections (raised to maxFrameBytes). @default 64 MiB */
   maxReceiveBytes?: number | undefined;
-  /** When the heap is compacted after a busy spell (reclaim.ts). @default 4 MiB or 25 % of growth, 1 s without connections */
+  /** When the heap is compacted after a busy spell (reclaim.ts). @default 4 MiB or 25 % of growth, 5 s without connections */
   compaction?: Pick<IdleCompactorOptions, 'afterGrowthBytes' | 'afterGrowthRatio' | 'afterIdleMs'> | undefined;
 }
 
