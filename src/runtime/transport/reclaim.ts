@@ -151,8 +151,9 @@ export interface IdleCompactorOptions {
 
 /**
  * Compacts the heap once a server has been without connections for a while, when its old
- * generation has grown since it last did (see the module comment). One timer at most, armed when the
- * last connection closes; a connection opened meanwhile postpones it to the next idle moment.
+ * generation has grown since it last did (see the module comment). One timer at most, armed
+ * when the last connection closes; a connection opened meanwhile postpones it to the next
+ * idle moment.
  */
 export class IdleCompactor {
   private timer: NodeJS.Timeout | undefined;
