@@ -74,32 +74,24 @@ describe('IdleCompactor', () => {
     fake();
     size = 10 * MB;
     const compactor = new IdleCompactor({ openConnections: () => 0, afterIdleMs: 1000, measure });
-    const idle = (): void => {
+    // [old generation now, compactions run after a pause]
+    const steps: [number, number][] = [
+      [14 * MB - 1, 0],
+      [14 * MB, 1],
+      // The size after that compaction is the new baseline (14 MiB here: the measure is fixed).
+      [14 * MB, 1],
+      [18 * MB, 2],
+      // From 100 MiB on, a quarter is more than 4 MiB: 125 MiB earns the next one, not 104.
+      [100 * MB, 3],
+      [125 * MB - 1, 3],
+      [125 * MB, 4],
+    ];
+    for (const [bytes, compactions] of steps) {
+      size = bytes;
       compactor.idle();
       vi.advanceTimersByTime(1000);
-    };
-    size = 14 * MB - 1;
-    idle();
-    expect(compactor.compactions).toBe(0);
-    size = 14 * MB;
-    idle();
-    expect(compactor.compactions).toBe(1);
-    // The size after that compaction is the new baseline (14 MiB here: the measure is fixed).
-    idle();
-    expect(compactor.compactions).toBe(1);
-    size = 18 * MB;
-    idle();
-    expect(compactor.compactions).toBe(2);
-    // From 100 MiB on, a quarter is more than 4 MiB: 125 MiB earns the next one, not 104.
-    size = 100 * MB;
-    idle();
-    expect(compactor.compactions).toBe(3);
-    size = 125 * MB - 1;
-    idle();
-    expect(compactor.compactions).toBe(3);
-    size = 125 * MB;
-    idle();
-    expect(compactor.compactions).toBe(4);
+      expect(compactor.compactions, `at ${bytes} bytes`).toBe(compactions);
+    }
   });
 
   it('runs nothing after stop()', () => {
