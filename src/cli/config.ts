@@ -1,5 +1,4 @@
 /** Loading the configuration for a client command; a bad config ends the command with its message. */
-import { ZinoClient } from '../client/index.js';
 import path from 'node:path';
 import { ConfigError, EXIT, SCHEMA, loadConfig, type LoadedConfig, type ResolvedConfig } from '../runtime/index.js';
 import { checkoutHint } from './suite-dir.js';
@@ -23,11 +22,6 @@ export function cliLoaded(options: ConfigOptions): LoadedConfig {
 /** The configuration, or exit 78 with the message. */
 export function cliConfig(options: ConfigOptions): Readonly<ResolvedConfig> {
   return cliLoaded(options).config;
-}
-
-/** A client of the suite the options point at, or exit 78 with the config's message. */
-export function cliClient(options: ConfigOptions): ZinoClient {
-  return new ZinoClient({ config: cliConfig(options) });
 }
 
 /** Prints `message` to stderr and exits with `code`. */

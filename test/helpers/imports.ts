@@ -1,7 +1,7 @@
 /**
- * What a process imported: `node --import IMPORT_HOOK` (test/fixtures/import-log.mjs) appends
- * the URL of every module it resolves to $ZINO_IMPORT_LOG. The CLI runs bundled (dist/bundle/),
- * so each file it imported stands for the sources the bundle's metafile lists in it.
+ * What a process loads. The CLI runs bundled (dist/bundle/); the bundle's metafile tells which
+ * sources each of its files holds. `node --import IMPORT_HOOK` (test/fixtures/import-log.mjs)
+ * appends the URL of every module a process resolves to $ZINO_IMPORT_LOG.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,16 +11,42 @@ import { PACKAGE_ROOT } from '../../src/testing/paths.js';
 /** The module hook to give node with `--import`. */
 export const IMPORT_HOOK = path.join(PACKAGE_ROOT, 'test', 'fixtures', 'import-log.mjs');
 
+interface Metafile {
+  outputs: Record<string, { entryPoint?: string; inputs: Record<string, unknown>; imports: { path: string; kind: string; external?: boolean }[] }>;
+}
+
+function metafile(): Metafile {
+  return JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'dist', 'bundle', 'meta.json'), 'utf8')) as Metafile;
+}
+
 /** The sources (`src/…ts`, `node_modules/…`) in the files a process imported, from the log its hook wrote. */
 export function importedSources(logFile: string): string[] {
-  const meta = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'dist', 'bundle', 'meta.json'), 'utf8')) as {
-    outputs: Record<string, { inputs: Record<string, unknown> }>;
-  };
+  const { outputs } = metafile();
   return readFileSync(logFile, 'utf8')
     .split('\n')
     .flatMap((url) => {
       if (!url.startsWith('file://')) return [url];
-      const output = meta.outputs[path.relative(PACKAGE_ROOT, fileURLToPath(url))];
+      const output = outputs[path.relative(PACKAGE_ROOT, fileURLToPath(url))];
       return output ? Object.keys(output.inputs) : [url];
     });
+}
+
+/**
+ * The sources a bundled module loads before any of its code runs: those of the file whose
+ * entry point is `entry` (e.g. `src/cli/commands/up.ts`) and of every file it imports
+ * statically.
+ */
+export function staticSources(entry: string): string[] {
+  const { outputs } = metafile();
+  const start = Object.keys(outputs).find((file) => outputs[file]?.entryPoint === entry);
+  if (start === undefined) throw new Error(`no file of the bundle has the entry point ${entry}`);
+  const seen = new Set<string>();
+  const visit = (file: string): void => {
+    const output = outputs[file];
+    if (seen.has(file) || !output) return;
+    seen.add(file);
+    for (const imported of output.imports) if (imported.kind === 'import-statement' && !imported.external) visit(imported.path);
+  };
+  visit(start);
+  return [...seen].flatMap((file) => Object.keys(outputs[file]?.inputs ?? {}));
 }

@@ -6,7 +6,8 @@
 import { RemoteError, ZinoError, type PendingApproval, type ZinoClient } from '../../client/index.js';
 import { EXIT } from '../../runtime/exit.js';
 import { describeApproval } from '../approval-prompt.js';
-import { cliClient, fail, howToStart, type ConfigOptions } from '../config.js';
+import { cliClient } from '../client.js';
+import { fail, howToStart, type ConfigOptions } from '../config.js';
 
 /** Adds `approvals`, `approve` and `deny` to `program`; `withConfig` adds `--config` and `--dir`. */
 export async function listCommand(id: string | undefined, options: ConfigOptions & { json?: boolean }): Promise<void> {

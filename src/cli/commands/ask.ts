@@ -6,7 +6,8 @@
 import { RemoteError, ZinoError, ZinoClient, maxMessageBytes, messageTooLarge, type DoneFrame, type ResponseFrame } from '../../client/index.js';
 import { EXIT, exitStatusFor } from '../../runtime/exit.js';
 import { approvalHandler, terminalQuestion, type ApprovalMode } from '../approval-prompt.js';
-import { cliClient, fail, howToStart, type ConfigOptions } from '../config.js';
+import { cliClient } from '../client.js';
+import { fail, howToStart, type ConfigOptions } from '../config.js';
 import { degradedReport } from '../degraded.js';
 import { AnswerDisplay, type AnswerFrame } from '../display.js';
 import { WaitingIndicator } from '../waiting.js';

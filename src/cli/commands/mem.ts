@@ -4,7 +4,8 @@
  */
 import { ZinoError, type HardMemoryResult, type ZinoClient } from '../../client/index.js';
 import { EXIT, exitStatusFor } from '../../runtime/exit.js';
-import { cliClient, fail, howToStart, type ConfigOptions } from '../config.js';
+import { cliClient } from '../client.js';
+import { fail, howToStart, type ConfigOptions } from '../config.js';
 
 /**
  * mem's answer to `call`, or the command ends with the error's message and the

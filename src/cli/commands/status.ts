@@ -11,7 +11,8 @@ import { SERVICE_NAMES, type RtrCapabilities, type ServiceStatus, type StatusRep
 import { VERSION } from '../../version.js';
 import { EXIT } from '../../runtime/exit.js';
 import type { ResolvedConfig } from '../../runtime/index.js';
-import { cliClient, howToStart, type ConfigOptions } from '../config.js';
+import { cliClient } from '../client.js';
+import { howToStart, type ConfigOptions } from '../config.js';
 import { describeLlm, llmUsable } from '../llm-line.js';
 
 /** Runs `zino status`. */
