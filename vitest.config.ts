@@ -12,6 +12,7 @@ const UNIT = [
   'test/cli/chat-commands.test.ts',
   'test/cli/degraded.test.ts',
   'test/cli/display.test.ts',
+  'test/cli/serve-argv.test.ts',
   'test/frontends/http-units.test.ts',
   'test/cli/exit-table.test.ts',
   'test/cli/waiting.test.ts',

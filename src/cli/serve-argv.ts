@@ -1,7 +1,7 @@
 /**
  * The plain `zino serve NAME [--config FILE] [--dir DIR]` that `zino up` and the systemd
  * units run, read without commander: seven services start at once, and loading and building
- * the whole command line costs each of them about 7 ms of CPU (docs/benchmarks.md, issue 18).
+ * the whole command line cost each of them about 10 ms of CPU (docs/benchmarks.md, round 9).
  * Anything else (help, an unknown option, a missing value) is left to commander, which says
  * what is wrong as it does for every other command.
  */
@@ -19,7 +19,7 @@ export function plainServeArgv(argv: readonly string[]): { service: string; opti
     const key = flag === '-c' || flag === '--config' ? 'config' : flag === '--dir' ? 'dir' : undefined;
     if (key !== undefined) {
       const value = flag === arg ? argv[++i] : arg.slice(eq + 1);
-      // A repeated option, or one without its value, is commander's to report.
+      // A repeated option (commander takes the last) or one without its value: left to commander.
       if (value === undefined || value === '' || value.startsWith('-') || options[key] !== undefined) return undefined;
       options[key] = value;
     } else if (arg.startsWith('-') || service !== undefined) {
