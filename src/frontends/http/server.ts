@@ -14,6 +14,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger, ResolvedConfig } from '../../runtime/index.js';
+import { IdleCompactor, logCompaction, type IdleCompactorOptions } from '../../runtime/transport/reclaim.js';
 import { ClientGone, parseJsonObject, readBody } from './body.js';
 import { parseChatRequest } from './chat-request.js';
 import { complete } from './completion.js';
@@ -29,6 +30,8 @@ export interface FrontEndOptions {
   token: TokenCheck;
   /** `created` of the models: when the front end started, in seconds since the epoch. */
   created: number;
+  /** When the heap is compacted after a busy spell (runtime/transport/reclaim.ts). @default as every service: 5 s without a request */
+  compaction?: Pick<IdleCompactorOptions, 'afterGrowthBytes' | 'afterGrowthRatio' | 'afterIdleMs'> | undefined;
 }
 
 /** A running front end. */
@@ -62,8 +65,16 @@ export function createFrontEnd(options: FrontEndOptions): FrontEnd {
   const health = new HealthCheck(config);
   const active = new Set<AbortController>();
   let inFlight = 0;
+  // As every service does after a burst (reclaim.ts), counted in requests: a client's idle
+  // keep-alive connection holds nothing of a request, and may stay open for seconds.
+  let open = 0;
+  const compactor = new IdleCompactor({ ...options.compaction, openConnections: () => open, onCompact: logCompaction(log) });
 
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    open++;
+    res.once('close', () => {
+      if (--open === 0 && !closing) compactor.idle();
+    });
     const given = req.headers['x-request-id'];
     const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : `http-${randomBytes(6).toString('hex')}`;
     const reqLog = log.child({ request_id: requestId });
@@ -182,6 +193,7 @@ export function createFrontEnd(options: FrontEndOptions): FrontEnd {
     },
     close(graceMs) {
       closing ??= (async () => {
+        compactor.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         const deadline = performance.now() + graceMs;

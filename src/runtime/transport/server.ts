@@ -12,7 +12,7 @@ import { ZinoError, errorFrame } from '../errors.js';
 import { DEFAULT_MAX_FRAME_BYTES, encodeFrame } from '../frame/codec.js';
 import type { Logger } from '../log.js';
 import { Connection, type Handler, type Handlers } from './connection.js';
-import { IdleCompactor, type IdleCompactorOptions } from './reclaim.js';
+import { IdleCompactor, logCompaction, type IdleCompactorOptions } from './reclaim.js';
 import { ReceiveBudget } from './receive-budget.js';
 import { prepareSocketPath, removeSocketFile } from './socket-path.js';
 
@@ -69,8 +69,7 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
   const compactor = new IdleCompactor({
     ...options.compaction,
     openConnections: () => connections.size,
-    onCompact: ({ beforeBytes, afterBytes, ms }) =>
-      log.debug({ oldGenBytesBefore: beforeBytes, oldGenBytesAfter: afterBytes, ms: Math.round(ms * 10) / 10 }, 'heap compacted after a busy spell'),
+    onCompact: logCompaction(log),
   });
   const connectionOptions = {
     handlers: options.handlers,
