@@ -1,7 +1,19 @@
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FrameDecoder, RemoteError, connect, encodeFrame, ping, request, serve, stream, type Frame, type ZinoServer } from '../../src/runtime/index.js';
+import {
+  FrameDecoder,
+  FrameWriter,
+  RemoteError,
+  connect,
+  encodeFrame,
+  ping,
+  request,
+  serve,
+  stream,
+  type Frame,
+  type ZinoServer,
+} from '../../src/runtime/index.js';
 import { collectFrames } from '../helpers/frames.js';
 import { rng } from '../helpers/random.js';
 import { captureLogger, tempDir, waitFor } from '../helpers/util.js';
@@ -238,5 +250,38 @@ describe('stream() over a real socket', () => {
     }
     expect(index).toBe(100_000);
     expect(mismatches).toBe(0);
+  });
+});
+
+describe('FrameWriter', () => {
+  it('hands frames written without waiting to the socket in order, one at a time once its buffer is full', async () => {
+    const frames = Array.from({ length: 64 }, (_, i) => ({ type: 'chunk', i, delta: i % 4 === 0 ? 'x'.repeat(64 * 1024) : `small ${i}` }));
+    const received: Frame[] = [];
+    let peer: net.Socket | undefined;
+    const done = new Promise<void>((resolve) => {
+      // The reader starts paused: the kernel's buffer fills, and the writer must wait for `drain`.
+      const server = net.createServer({ pauseOnConnect: true }, (socket) => {
+        peer = socket;
+        const decoder = new FrameDecoder();
+        socket.on('data', (chunk: Buffer) => received.push(...decoder.pushAndReadAll(chunk)));
+        socket.on('end', () => resolve());
+      });
+      closers.push(() => new Promise<void>((r) => server.close(() => r())));
+      server.listen(path.join(dir, 'w.sock'));
+    });
+    const socket = await connect(path.join(dir, 'w.sock'));
+    const writer = new FrameWriter(socket, 16 * 1024 * 1024);
+    const accepted: number[] = [];
+    const writes = frames.map((frame) => writer.write(frame).then(() => accepted.push(frame.i)));
+    // The frames behind a full buffer wait in the writer: the socket holds at most the one that filled it,
+    // not the megabyte written (each frame is handed over once the one before it was accepted).
+    expect(socket.writableLength).toBeLessThan(256 * 1024);
+    await waitFor(() => peer !== undefined, 'the connection');
+    peer?.resume();
+    await Promise.all(writes);
+    socket.end();
+    await done;
+    expect(received).toEqual(frames);
+    expect(accepted).toEqual(frames.map((frame) => frame.i));
   });
 });

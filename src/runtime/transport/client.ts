@@ -9,7 +9,7 @@
 import net from 'node:net';
 import { RemoteError, ZinoError, abortError } from '../errors.js';
 import { DEFAULT_MAX_FRAME_BYTES, type Frame } from '../frame/codec.js';
-import { readFrames } from './frame-reader.js';
+import { readFrame, readFrames } from './frame-reader.js';
 import { FrameWriter } from './writer.js';
 
 /** Frame types that end a streamed exchange. */
@@ -88,88 +88,132 @@ function connectSocket(socketPath: string, options: ClientOptions, interrupt?: I
 }
 
 /**
+ * One exchange with a service, as {@link stream} and {@link request} make it: the overall
+ * timer and the caller's signal (either destroys the socket), connecting and sending the
+ * request, the mapping of every failure to the error the caller gets, and the clean-up.
+ */
+class Exchange {
+  readonly label: string;
+  readonly maxFrameBytes: number;
+  private socket: net.Socket | undefined;
+  private timedOut = false;
+  private readonly timer: NodeJS.Timeout | undefined;
+  /** How the timer stops a connect in progress (no AbortController + AbortSignal.any per hop: this runs for every hop of every request). */
+  private readonly interrupt: Interrupt = {};
+  private readonly onAbort = (): void => {
+    this.socket?.destroy(this.cancelled());
+  };
+
+  constructor(
+    private readonly socketPath: string,
+    private readonly options: StreamOptions,
+  ) {
+    this.label = options.name ?? socketPath;
+    this.maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+    // A plain timer rather than AbortSignal.timeout + AbortSignal.any: this runs for every hop of every request.
+    this.timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            this.timedOut = true;
+            this.socket?.destroy(this.cancelled());
+            this.interrupt.stop?.();
+          }, options.timeoutMs);
+    options.signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /** Connects (or takes the connection opened earlier) and sends `request`; resolves with the socket to read from. */
+  async send(request: Frame): Promise<net.Socket> {
+    const { signal } = this.options;
+    let socket: net.Socket;
+    try {
+      socket = await (this.options.connection ?? connectSocket(this.socketPath, this.options, this.interrupt));
+    } catch (err) {
+      throw this.timedOut || signal?.aborted ? this.cancelled() : err;
+    }
+    this.socket = socket;
+    // Errors surface through the reader; this keeps an early one from being unhandled.
+    socket.on('error', noop);
+    if (signal?.aborted) throw this.cancelled();
+    try {
+      await new FrameWriter(socket, this.maxFrameBytes).write(request);
+    } catch (err) {
+      // The service never took the request (it closed first): as good as unreachable, and safe to retry.
+      if (err instanceof ZinoError && err.code === 'CONNECTION_CLOSED') {
+        throw new ZinoError('UPSTREAM_UNAVAILABLE', `${this.label} closed the connection before taking the request`, {
+          cause: err,
+          detail: { phase: 'send', service: this.label },
+        });
+      }
+      throw err;
+    }
+    return socket;
+  }
+
+  /** The error the caller gets for `err`, thrown anywhere in the exchange. */
+  failure(err: unknown): Error {
+    if (this.timedOut || this.options.signal?.aborted) return this.cancelled();
+    // Protocol errors, an oversize frame, an unreachable socket: as they are.
+    if (err instanceof ZinoError && err.code !== 'CONNECTION_CLOSED') return err;
+    return closedEarly(this.label, err);
+  }
+
+  /** Stops the timer, forgets the signal, closes the connection. */
+  end(): void {
+    clearTimeout(this.timer);
+    this.options.signal?.removeEventListener('abort', this.onAbort);
+    this.socket?.destroy();
+  }
+
+  private cancelled(): ZinoError {
+    return this.timedOut
+      ? new ZinoError('TIMEOUT', `${this.label} did not answer within ${this.options.timeoutMs} ms`, {
+          detail: { phase: this.socket ? 'receive' : 'connect', service: this.label },
+        })
+      : abortError(this.options.signal, `request to ${this.label}`);
+  }
+}
+
+/**
  * Sends `request` and yields every reply frame up to and including the terminal
  * one. Throws CONNECTION_CLOSED when the server closes before a terminal frame,
  * CANCELLED on abort, TIMEOUT when `timeoutMs` passes. Error frames are yielded,
  * not thrown: a stream consumer forwards or handles them itself.
  */
 export async function* stream(socketPath: string, request: Frame, options: StreamOptions = {}): AsyncGenerator<Frame, void, undefined> {
-  const label = options.name ?? socketPath;
   const isTerminal = options.isTerminal ?? ((f: Frame) => typeof f.type === 'string' && TERMINAL_TYPES.has(f.type));
-  const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
-  const { signal } = options;
-  // A plain timer rather than AbortSignal.timeout + AbortSignal.any: this runs for every hop of every request.
-  let timedOut = false;
-  let socket: net.Socket | undefined;
-  const cancelled = (): ZinoError =>
-    timedOut
-      ? new ZinoError('TIMEOUT', `${label} did not answer within ${options.timeoutMs} ms`, {
-          detail: { phase: socket ? 'receive' : 'connect', service: label },
-        })
-      : abortError(signal, `request to ${label}`);
-  const timer =
-    options.timeoutMs === undefined
-      ? undefined
-      : setTimeout(() => {
-          timedOut = true;
-          socket?.destroy(cancelled());
-          interrupt.stop?.();
-        }, options.timeoutMs);
-  // How the timer stops a connect in progress (no AbortController + AbortSignal.any per hop: this runs for every hop of every request).
-  const interrupt: Interrupt = {};
-  const onAbort = (): void => {
-    socket?.destroy(cancelled());
-  };
-  signal?.addEventListener('abort', onAbort, { once: true });
+  const exchange = new Exchange(socketPath, options);
   try {
-    try {
-      socket = await (options.connection ?? connectSocket(socketPath, options, interrupt));
-    } catch (err) {
-      throw timedOut || signal?.aborted ? cancelled() : err;
-    }
-    // Errors surface through the reader below; this keeps an early one from being unhandled.
-    socket.on('error', noop);
-    if (signal?.aborted) throw cancelled();
-    try {
-      await new FrameWriter(socket, maxFrameBytes).write(request);
-    } catch (err) {
-      // The service never took the request (it closed first): as good as unreachable, and safe to retry.
-      if (err instanceof ZinoError && err.code === 'CONNECTION_CLOSED') {
-        throw new ZinoError('UPSTREAM_UNAVAILABLE', `${label} closed the connection before taking the request`, {
-          cause: err,
-          detail: { phase: 'send', service: label },
-        });
-      }
-      throw err;
-    }
-    for await (const frame of readFrames(socket, maxFrameBytes, options.mergeChunks ?? false)) {
+    const socket = await exchange.send(request);
+    for await (const frame of readFrames(socket, exchange.maxFrameBytes, options.mergeChunks ?? false)) {
       yield frame;
       if (isTerminal(frame)) return;
     }
-    throw closedEarly(label);
+    throw closedEarly(exchange.label);
   } catch (err) {
-    if (timedOut || signal?.aborted) throw cancelled();
-    // Protocol errors, an oversize frame, an unreachable socket: as they are.
-    if (err instanceof ZinoError && err.code !== 'CONNECTION_CLOSED') throw err;
-    throw closedEarly(label, err);
+    throw exchange.failure(err);
   } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
-    socket?.destroy();
+    exchange.end();
   }
 }
 
 /**
  * Sends `request` and resolves with the single reply frame. An error frame
  * rejects with {@link RemoteError} (carrying the remote `code` and `message`).
+ * Fails as {@link stream} does; it only reads one frame without an iterator.
  */
-export async function request(socketPath: string, frame: Frame, options: Omit<StreamOptions, 'isTerminal'> = {}): Promise<Frame> {
-  for await (const reply of stream(socketPath, frame, { ...options, isTerminal: () => true })) {
-    if (reply.type === 'error') throw new RemoteError(reply);
-    return reply;
+export async function request(socketPath: string, frame: Frame, options: Omit<StreamOptions, 'isTerminal' | 'mergeChunks'> = {}): Promise<Frame> {
+  const exchange = new Exchange(socketPath, options);
+  let reply: Frame;
+  try {
+    reply = await readFrame(await exchange.send(frame), exchange.maxFrameBytes, exchange.label);
+  } catch (err) {
+    throw exchange.failure(err);
+  } finally {
+    exchange.end();
   }
-  // stream() always yields a terminal frame or throws; this is unreachable.
-  throw new ZinoError('CONNECTION_CLOSED', `${options.name ?? socketPath} sent no reply`);
+  if (reply.type === 'error') throw new RemoteError(reply);
+  return reply;
 }
 
 /** Pings a service; resolves with the round-trip time in ms, rejects when it does not answer pong. */

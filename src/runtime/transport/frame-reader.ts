@@ -85,3 +85,40 @@ export async function* readFrames(socket: Socket, maxFrameBytes: number, mergeCh
 function isChunk(frame: Frame): boolean {
   return frame.type === 'chunk' && typeof frame.delta === 'string';
 }
+
+/**
+ * The first frame `socket` delivers, for a caller that wants one reply (`request()`): what
+ * {@link readFrames} would yield first, without an iterator. Rejects with the socket's error,
+ * a protocol error, or CONNECTION_CLOSED when the socket ends or closes before a whole frame.
+ */
+export function readFrame(socket: Socket, maxFrameBytes: number, label: string): Promise<Frame> {
+  return new Promise<Frame>((resolve, reject) => {
+    const decoder = new FrameDecoder({ maxFrameBytes });
+    const settle = (frame: Frame | undefined, err?: Error): void => {
+      socket.off('data', onData);
+      socket.off('end', onEnd);
+      socket.off('error', onError);
+      socket.off('close', onEnd);
+      if (frame) resolve(frame);
+      else reject(err ?? new ZinoError('CONNECTION_CLOSED', `${label} closed the connection before sending a complete reply`));
+    };
+    const onData = (chunk: Buffer): void => {
+      let frame: Frame | undefined;
+      try {
+        decoder.push(chunk);
+        frame = decoder.read();
+      } catch (err) {
+        socket.destroy();
+        settle(undefined, err as Error);
+        return;
+      }
+      if (frame !== undefined) settle(frame);
+    };
+    const onEnd = (): void => settle(undefined);
+    const onError = (err: Error): void => settle(undefined, err);
+    socket.on('data', onData);
+    socket.on('end', onEnd);
+    socket.on('error', onError);
+    socket.on('close', onEnd);
+  });
+}
