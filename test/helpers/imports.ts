@@ -3,10 +3,15 @@
  * sources each of its files holds. `node --import IMPORT_HOOK` (test/fixtures/import-log.mjs)
  * appends the URL of every module a process resolves to $ZINO_IMPORT_LOG.
  */
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PACKAGE_ROOT } from '../../src/testing/paths.js';
+import type { ServiceName } from '../../src/runtime/index.js';
+import { CLI_PATH, PACKAGE_ROOT } from '../../src/testing/paths.js';
+import { waitForPing } from '../../src/testing/process.js';
+import { writeTestConfig, type ConfigOverrides } from '../../src/testing/suite.js';
+import { tempDir, waitFor } from './util.js';
 
 /** The module hook to give node with `--import`. */
 export const IMPORT_HOOK = path.join(PACKAGE_ROOT, 'test', 'fixtures', 'import-log.mjs');
@@ -49,4 +54,35 @@ export function staticSources(entry: string): string[] {
   };
   visit(start);
   return [...seen].flatMap((file) => Object.keys(outputs[file]?.inputs ?? {}));
+}
+
+/**
+ * Runs `zino serve SERVICE` (bundled, with the hook) until it answers ping and `ready` holds,
+ * stops it, and returns the sources it imported.
+ */
+export async function importsOfService(
+  service: ServiceName,
+  overrides: ConfigOverrides = {},
+  ready: (socket: string) => boolean | Promise<boolean> = () => true,
+): Promise<string[]> {
+  const { dir, cleanup } = tempDir('zimports');
+  try {
+    const { file, config } = writeTestConfig(dir, overrides);
+    const log = path.join(dir, 'imports.log');
+    const child = spawn(process.execPath, ['--import', IMPORT_HOOK, CLI_PATH, 'serve', service, '--config', file], {
+      env: { ...process.env, ZINO_IMPORT_LOG: log },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      await waitForPing(config[service].socket);
+      await waitFor(() => ready(config[service].socket), `${service} to be ready`);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    return importedSources(log);
+  } finally {
+    cleanup();
+  }
 }

@@ -3,38 +3,18 @@
  * `zino ask`) never imports it; an exc with one does. Imports are recorded by a
  * module hook (test/helpers/imports.ts).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_PATH } from '../../src/testing/paths.js';
-import { waitForPing } from '../../src/testing/process.js';
 import { writeTestConfig, type ConfigOverrides } from '../../src/testing/suite.js';
-import { IMPORT_HOOK, importedSources } from '../helpers/imports.js';
+import { IMPORT_HOOK, importedSources, importsOfService } from '../helpers/imports.js';
 import { filesystem, serverState } from '../helpers/mcp.js';
-import { tempDir, waitFor } from '../helpers/util.js';
+import { tempDir } from '../helpers/util.js';
 
-/** Runs `zino serve exc` with the hook until `ready` holds; returns the modules it imported. */
-async function importsOfExc(overrides: ConfigOverrides, ready: (socket: string) => Promise<boolean>): Promise<string[]> {
-  const { dir, cleanup } = tempDir('zlazy');
-  try {
-    const { file, config } = writeTestConfig(dir, { exc: { sandbox: 'none' }, ...overrides });
-    const log = path.join(dir, 'imports.log');
-    const child = spawn(process.execPath, ['--import', IMPORT_HOOK, CLI_PATH, 'serve', 'exc', '--config', file], {
-      env: { ...process.env, ZINO_IMPORT_LOG: log },
-      stdio: 'ignore',
-    });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    try {
-      await waitForPing(config.exc.socket);
-      await waitFor(() => ready(config.exc.socket), 'exc to be ready');
-    } finally {
-      child.kill('SIGTERM');
-      await exited;
-    }
-    return importedSources(log);
-  } finally {
-    cleanup();
-  }
+/** Runs `zino serve exc` (no sandbox) with the hook until `ready` holds; returns the sources it imported. */
+function importsOfExc(overrides: ConfigOverrides, ready: (socket: string) => Promise<boolean>): Promise<string[]> {
+  return importsOfService('exc', { ...overrides, exc: { sandbox: 'none', ...overrides.exc } }, ready);
 }
 
 describe('the MCP SDK', () => {
