@@ -19,6 +19,7 @@ const UNIT = [
   'test/runtime/catalog.test.ts',
   'test/runtime/config-reference.test.ts',
   'test/runtime/config.test.ts',
+  'test/runtime/deadlines.test.ts',
   'test/runtime/frame.test.ts',
   'test/runtime/log.test.ts',
   'test/runtime/package-root.test.ts',

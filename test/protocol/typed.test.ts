@@ -132,6 +132,26 @@ describe('replies from peers that are not ZINO', () => {
     expect(await rtr.request('capabilities', {})).toEqual({ type: 'capabilities', streaming: true, model: 'contract-model' });
   });
 
+  it('reject a one-frame call with the remote error, or with UPSTREAM_ERROR for a frame its message does not answer with', async () => {
+    const failing = await fakePeer([{ type: 'error', code: 'INVALID_REQUEST', message: 'field "channel_id" is missing' }]);
+    const wrong = await fakePeer([{ type: 'chunk', delta: 'a' }]);
+    peers.push(failing.close, wrong.close);
+    const error = await new Endpoint(MEM, failing.socket).request('get_soft', {}).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(RemoteError);
+    expect(error).toMatchObject({ code: 'INVALID_REQUEST', message: 'field "channel_id" is missing' });
+    await expect(new Endpoint(MEM, wrong.socket, { name: 'mem' }).request('get_soft', {})).rejects.toMatchObject({
+      code: 'UPSTREAM_ERROR',
+      message: 'mem answered get_soft with a frame of type "chunk"',
+    });
+  });
+
+  it('fail a stream of a message the protocol does not have when it is first read, not when it is made', async () => {
+    const rtr = new Endpoint(RTR, '/nonexistent/rtr.sock', { name: 'rtr' });
+    // @ts-expect-error rtr has no message "forget"
+    const frames = rtr.stream('forget', {});
+    await expect(frames.next()).rejects.toMatchObject({ code: 'INTERNAL', message: 'rtr has no message "forget"' });
+  });
+
   it('skip a progress frame without a type, and make a malformed error frame well-formed', async () => {
     const peer = await fakePeer([{ type: 'chunk', delta: 'a' }, { note: 'no type' }, { type: 'error', message: 42, code: 'MADE_UP', detail: 'x' }]);
     peers.push(peer.close);

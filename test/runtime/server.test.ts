@@ -217,6 +217,19 @@ describe('serve: protocol errors', () => {
     const { frames } = await rawExchange(socketPath, Buffer.from([0, 0]));
     expect(frames).toEqual([{ type: 'error', code: 'TIMEOUT', message: 'no request received within 100 ms' }]);
   });
+
+  it('times out each silent client in its turn, one bound for all, while the clients between them are answered', async () => {
+    const { socketPath, server } = await start({}, { requestReadTimeoutMs: 150 });
+    const first = rawExchange(socketPath, Buffer.from([0, 0]));
+    // A client whose request comes in time is answered and its bound never fires (it would answer TIMEOUT instead).
+    expect((await rawExchange(socketPath, { type: 'ping' })).frames).toEqual([{ type: 'pong' }]);
+    const second = rawExchange(socketPath, Buffer.from([0]));
+    const timedOut = { type: 'error', code: 'TIMEOUT', message: 'no request received within 150 ms' };
+    expect((await first).frames).toEqual([timedOut]);
+    expect((await second).frames).toEqual([timedOut]);
+    expect((await rawExchange(socketPath, { type: 'ping' })).frames).toEqual([{ type: 'pong' }]);
+    await waitFor(() => server.connectionCount === 0, 'every connection to be done');
+  });
 });
 
 describe('serve: cancellation', () => {

@@ -9,6 +9,7 @@
 import net from 'node:net';
 import { RemoteError, ZinoError, abortError } from '../errors.js';
 import { DEFAULT_MAX_FRAME_BYTES, type Frame } from '../frame/codec.js';
+import { clearDeadline, startDeadline } from './deadlines.js';
 import { readFrame, readFrames } from './frame-reader.js';
 import { FrameWriter } from './writer.js';
 
@@ -47,7 +48,10 @@ export function connect(socketPath: string, options: ClientOptions = {}): Promis
   return connectSocket(socketPath, options);
 }
 
-/** Lets {@link stream}'s own timer stop a connect in progress without composing signals. */
+/**
+ * Lets an {@link Exchange} stop a connect in progress, from its timer or its caller's
+ * signal, without composing signals: the connect then leaves the signal to it.
+ */
 interface Interrupt {
   stop?: (() => void) | undefined;
 }
@@ -60,11 +64,11 @@ function connectSocket(socketPath: string, options: ClientOptions, interrupt?: I
   return new Promise((resolve, reject) => {
     const socket = net.createConnection({ path: socketPath });
     const finish = (err?: Error): void => {
-      clearTimeout(timer);
-      if (interrupt) interrupt.stop = undefined;
+      clearDeadline(deadline);
       socket.off('connect', onConnect);
       socket.off('error', onError);
-      signal?.removeEventListener('abort', onAbort);
+      if (interrupt) interrupt.stop = undefined;
+      else signal?.removeEventListener('abort', onAbort);
       if (err) {
         socket.destroy();
         reject(err);
@@ -74,16 +78,15 @@ function connectSocket(socketPath: string, options: ClientOptions, interrupt?: I
     const onError = (err: NodeJS.ErrnoException): void => finish(unavailable(label, socketPath, err));
     const onAbort = (): void => finish(abortError(signal, `request to ${label}`));
     if (interrupt) interrupt.stop = onAbort;
-    const timer = setTimeout(
-      () =>
-        finish(
-          new ZinoError('TIMEOUT', `connecting to ${label} (${socketPath}) timed out after ${timeoutMs} ms`, { detail: { phase: 'connect', service: label } }),
-        ),
-      timeoutMs,
+    // One timer for every connect of this length in the process (deadlines.ts): this runs for every hop of every request.
+    const deadline = startDeadline(timeoutMs, () =>
+      finish(
+        new ZinoError('TIMEOUT', `connecting to ${label} (${socketPath}) timed out after ${timeoutMs} ms`, { detail: { phase: 'connect', service: label } }),
+      ),
     );
     socket.once('connect', onConnect);
     socket.once('error', onError);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    if (!interrupt) signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -98,10 +101,15 @@ class Exchange {
   private socket: net.Socket | undefined;
   private timedOut = false;
   private readonly timer: NodeJS.Timeout | undefined;
-  /** How the timer stops a connect in progress (no AbortController + AbortSignal.any per hop: this runs for every hop of every request). */
+  /**
+   * How the timer and the caller's signal stop a connect in progress: one listener on the
+   * signal for the whole exchange, no AbortController + AbortSignal.any (this runs for every
+   * hop of every request).
+   */
   private readonly interrupt: Interrupt = {};
   private readonly onAbort = (): void => {
     this.socket?.destroy(this.cancelled());
+    this.interrupt.stop?.();
   };
 
   constructor(
@@ -180,13 +188,29 @@ class Exchange {
  * CANCELLED on abort, TIMEOUT when `timeoutMs` passes. Error frames are yielded,
  * not thrown: a stream consumer forwards or handles them itself.
  */
-export async function* stream(socketPath: string, request: Frame, options: StreamOptions = {}): AsyncGenerator<Frame, void, undefined> {
+export function stream(socketPath: string, request: Frame, options: StreamOptions = {}): AsyncGenerator<Frame, void, undefined> {
+  return streamEach(socketPath, request, options, same);
+}
+
+/**
+ * {@link stream}, with each frame passed through `each` before it is yielded (a frame it
+ * maps to `undefined` is skipped; the terminal frame is decided before). An {@link Endpoint}
+ * reads its typed frames through it: one async iterator less per frame than wrapping
+ * {@link stream} in another (the daemon and agr read every chunk of every reply this way).
+ */
+export async function* streamEach<T>(
+  socketPath: string,
+  request: Frame,
+  options: StreamOptions,
+  each: (frame: Frame) => T | undefined,
+): AsyncGenerator<T, void, undefined> {
   const isTerminal = options.isTerminal ?? ((f: Frame) => typeof f.type === 'string' && TERMINAL_TYPES.has(f.type));
   const exchange = new Exchange(socketPath, options);
   try {
     const socket = await exchange.send(request);
     for await (const frame of readFrames(socket, exchange.maxFrameBytes, options.mergeChunks ?? false)) {
-      yield frame;
+      const value = each(frame);
+      if (value !== undefined) yield value;
       if (isTerminal(frame)) return;
     }
     throw closedEarly(exchange.label);
@@ -195,6 +219,10 @@ export async function* stream(socketPath: string, request: Frame, options: Strea
   } finally {
     exchange.end();
   }
+}
+
+function same(frame: Frame): Frame {
+  return frame;
 }
 
 /**

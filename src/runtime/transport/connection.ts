@@ -14,6 +14,7 @@ import { ZinoError, abortError, errorFrame, castToError, type ErrorCode } from '
 import type { Frame, OutgoingFrame } from '../frame/codec.js';
 import { FrameDecoder } from '../frame/decoder.js';
 import type { Logger } from '../log.js';
+import type { Deadline, Deadlines } from './deadlines.js';
 import type { ReceiveBudget } from './receive-budget.js';
 import { FrameWriter } from './writer.js';
 
@@ -45,8 +46,10 @@ export interface ConnectionOptions {
   untyped?: Handler | undefined;
   log: Logger;
   maxFrameBytes: number;
-  /** Time a client has to send its request after connecting, in milliseconds. */
-  requestReadTimeoutMs: number;
+  /** Time a client has to send its request after connecting: one {@link Deadlines} for every connection of the server. */
+  readDeadlines: Deadlines;
+  /** Called once the socket has closed and the handler (if any) has returned. */
+  onDone?: ((connection: Connection) => void) | undefined;
   /** Bytes of partly received requests, shared by every connection of the server. */
   receiveBudget?: ReceiveBudget | undefined;
   /** Interval of the liveness probe of a half-closed client, in milliseconds. @default 500 */
@@ -62,19 +65,23 @@ type State = 'reading' | 'handling' | 'finished';
 
 /** Serves one accepted socket. */
 export class Connection {
-  /** Settles when the socket has closed and the handler (if any) has returned. */
-  readonly done: Promise<void>;
   private state: State = 'reading';
+  /** Its signal is made when a handler first asks for it (Node makes it lazily): mem's and sys's handlers mostly do not. */
   private readonly controller = new AbortController();
+  private cancelled = false;
   private readonly decoder: FrameDecoder;
   private readonly writer: FrameWriter;
-  private readonly readTimer: NodeJS.Timeout;
+  private readonly readDeadline: Deadline;
   private probeTimer: NodeJS.Timeout | undefined;
   private clientGone = false;
   /** Bytes received so far (while reading the request). */
   private received = 0;
   private budgetReleased = false;
-  private handlerDone: Promise<void> = Promise.resolve();
+  private socketClosed = false;
+  private handlerRunning = false;
+  private isDone = false;
+  /** Resolvers of {@link done}, made only when someone waits (at shutdown). */
+  private waiters: (() => void)[] | undefined;
 
   constructor(
     private readonly socket: Socket,
@@ -82,16 +89,19 @@ export class Connection {
   ) {
     this.decoder = new FrameDecoder({ maxFrameBytes: options.maxFrameBytes });
     this.writer = new FrameWriter(socket, options.maxFrameBytes);
-    this.readTimer = setTimeout(
-      () => this.rejectRequest(new ZinoError('TIMEOUT', `no request received within ${options.requestReadTimeoutMs} ms`)),
-      options.requestReadTimeoutMs,
+    this.readDeadline = options.readDeadlines.add(() =>
+      this.rejectRequest(new ZinoError('TIMEOUT', `no request received within ${options.readDeadlines.ms} ms`)),
     );
-    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('end', () => this.onEnd());
     socket.on('error', (err) => this.options.log.debug({ err }, 'client socket error'));
     socket.on('close', () => this.onClose());
-    this.done = closed.then(() => this.handlerDone);
+  }
+
+  /** Settles when the socket has closed and the handler (if any) has returned. */
+  get done(): Promise<void> {
+    if (this.isDone) return Promise.resolve();
+    return new Promise((resolve) => (this.waiters ??= []).push(resolve));
   }
 
   /** True while no request has arrived yet; such a connection can be dropped at shutdown. */
@@ -106,6 +116,7 @@ export class Connection {
 
   /** Cancels the request in progress (shutdown past its grace); the handler's error is still sent. */
   abort(reason: ZinoError): void {
+    this.cancelled = true;
     this.controller.abort(reason);
   }
 
@@ -147,15 +158,28 @@ export class Connection {
       return;
     }
     if (request === undefined) return;
-    clearTimeout(this.readTimer);
+    this.options.readDeadlines.clear(this.readDeadline);
     this.releaseBudget();
     this.state = 'handling';
-    this.handlerDone = this.handle(request);
+    this.handlerRunning = true;
+    // handle() turns every failure into an error frame; it does not reject.
+    void this.handle(request).finally(() => {
+      this.handlerRunning = false;
+      this.settle();
+    });
+  }
+
+  /** Reports the connection done once its socket has closed and no handler runs. */
+  private settle(): void {
+    if (this.isDone || !this.socketClosed || this.handlerRunning) return;
+    this.isDone = true;
+    this.options.onDone?.(this);
+    for (const resolve of this.waiters ?? []) resolve();
   }
 
   private onEnd(): void {
     if (this.state === 'reading') {
-      clearTimeout(this.readTimer);
+      this.options.readDeadlines.clear(this.readDeadline);
       try {
         this.decoder.end();
       } catch (err) {
@@ -180,9 +204,11 @@ export class Connection {
 
   private onClose(): void {
     this.releaseBudget();
-    clearTimeout(this.readTimer);
+    this.options.readDeadlines.clear(this.readDeadline);
     clearInterval(this.probeTimer);
     if (this.state !== 'finished') this.markClientGone();
+    this.socketClosed = true;
+    this.settle();
   }
 
   private probePeer(): void {
@@ -195,6 +221,7 @@ export class Connection {
   private markClientGone(): void {
     if (this.clientGone) return;
     this.clientGone = true;
+    this.cancelled = true;
     this.controller.abort(new ZinoError('CANCELLED', 'the client disconnected'));
     this.socket.destroy();
   }
@@ -203,7 +230,7 @@ export class Connection {
   private rejectRequest(err: ZinoError): void {
     if (this.state !== 'reading') return;
     this.releaseBudget();
-    clearTimeout(this.readTimer);
+    this.options.readDeadlines.clear(this.readDeadline);
     this.state = 'finished';
     this.options.log.info({ code: err.code, reason: err.message }, 'request rejected');
     this.writer
@@ -235,14 +262,16 @@ export class Connection {
     // The child logger is made when first used: most hops of most requests log nothing (pino's child() serialises its bindings).
     let child: Logger | undefined;
     const logOf = (): Logger => (child ??= this.options.log.child({ request_id: requestId, type: typeof type === 'string' ? type : undefined }));
-    const { signal } = this.controller;
+    const { controller } = this;
     const ctx: HandlerContext = {
-      signal,
+      get signal() {
+        return controller.signal;
+      },
       get log() {
         return logOf();
       },
       requestId,
-      send: (frame) => (signal.aborted ? Promise.reject(abortError(signal, 'request')) : this.writer.write(frame)),
+      send: (frame) => (this.cancelled ? Promise.reject(abortError(controller.signal, 'request')) : this.writer.write(frame)),
     };
     let reply: OutgoingFrame;
     try {

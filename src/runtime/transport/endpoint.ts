@@ -10,7 +10,7 @@ import type { ResolvedConfig, ServiceName } from '../config/schema.js';
 import { RemoteError, ZinoError, errorFrame, type ErrorFrame } from '../errors.js';
 import type { Frame } from '../frame/codec.js';
 import { isTerminalOf, type AnyMessage, type BodyOf, type ProgressOf, type Protocol, type ReplyOf } from '../typed.js';
-import { stream, type ClientOptions, type StreamOptions } from './client.js';
+import { request, streamEach, type ClientOptions, type StreamOptions } from './client.js';
 
 /** Per-call options of an {@link Endpoint}: those of {@link stream} except what the message decides. */
 export type EndpointCallOptions = Omit<StreamOptions, 'isTerminal'>;
@@ -43,18 +43,21 @@ export class Endpoint<P extends Protocol> {
    * malformed one is made well-formed, see {@link normalisedError}). A non-terminal
    * frame without a `type` means nothing to anyone and is skipped.
    */
-  async *stream<K extends keyof P & string>(
+  stream<K extends keyof P & string>(
     name: K,
     body: BodyOf<P[K]>,
     options: EndpointCallOptions = {},
   ): AsyncGenerator<ProgressOf<P[K]> | ReplyOf<P[K]> | ErrorFrame, void, undefined> {
-    const msg = this.message(name);
+    const msg = this.protocol[name];
+    // As from a generator: an unknown message fails at the first next(), not at the call.
+    if (!msg) return failing(this.unknown(name));
     const isTerminal = (f: Frame): boolean => isTerminalOf(msg, f) || (msg.untypedReply && f.type === undefined);
-    for await (const frame of stream(this.socket, this.frameOf(name, body), { ...this.defaults, ...options, isTerminal })) {
-      if (frame.type === 'error') yield normalisedError(frame);
-      else if (isTerminal(frame)) yield this.reply(name, frame);
-      else if (typeof frame.type === 'string') yield frame as ProgressOf<P[K]>;
-    }
+    // The frames are read through streamEach itself, not a generator around stream(): one async iterator less per frame.
+    return streamEach(this.socket, this.frameOf(name, body), { ...this.defaults, ...options, isTerminal }, (frame) => {
+      if (frame.type === 'error') return normalisedError(frame);
+      if (isTerminal(frame)) return this.reply(name, frame);
+      return typeof frame.type === 'string' ? (frame as ProgressOf<P[K]>) : undefined;
+    });
   }
 
   /**
@@ -65,15 +68,13 @@ export class Endpoint<P extends Protocol> {
    */
   async request<K extends keyof P & string>(name: K, body: BodyOf<P[K]>, options: EndpointCallOptions = {}): Promise<ReplyOf<P[K]>> {
     const msg = this.message(name);
-    for await (const frame of stream(this.socket, this.frameOf(name, body), { ...this.defaults, ...options, isTerminal: () => true })) {
-      if (frame.type === 'error') throw new RemoteError(frame);
-      if (isTerminalOf(msg, frame) || (msg.untypedReply && frame.type === undefined)) return this.reply(name, frame);
-      throw new ZinoError('UPSTREAM_ERROR', `${this.label} answered ${name} with a frame of type ${JSON.stringify(frame.type)}`, {
-        detail: { phase: 'receive', service: this.label },
-      });
-    }
-    // stream() always ends with a terminal frame or throws.
-    throw new ZinoError('CONNECTION_CLOSED', `${this.label} sent no reply to ${name}`);
+    // One frame, read without stream()'s iterators (three hops of every message take this path).
+    const { mergeChunks: _, ...callOptions } = { ...this.defaults, ...options };
+    const frame = await request(this.socket, this.frameOf(name, body), callOptions);
+    if (isTerminalOf(msg, frame) || (msg.untypedReply && frame.type === undefined)) return this.reply(name, frame);
+    throw new ZinoError('UPSTREAM_ERROR', `${this.label} answered ${name} with a frame of type ${JSON.stringify(frame.type)}`, {
+      detail: { phase: 'receive', service: this.label },
+    });
   }
 
   /** A terminal reply as its declared type; one that came without `type` (allowed by the message) gets it. */
@@ -88,8 +89,12 @@ export class Endpoint<P extends Protocol> {
 
   private message(name: string): AnyMessage {
     const msg = this.protocol[name];
-    if (!msg) throw new ZinoError('INTERNAL', `${this.label} has no message "${name}"`);
+    if (!msg) throw this.unknown(name);
     return msg;
+  }
+
+  private unknown(name: string): ZinoError {
+    return new ZinoError('INTERNAL', `${this.label} has no message "${name}"`);
   }
 
   private frameOf(name: string, body: object): Frame {
@@ -104,4 +109,10 @@ export class Endpoint<P extends Protocol> {
  */
 export function normalisedError(frame: Frame): ErrorFrame {
   return errorFrame(new RemoteError(frame));
+}
+
+/** A generator that fails with `err` when first read. */
+// eslint-disable-next-line require-yield
+async function* failing(err: Error): AsyncGenerator<never, void, undefined> {
+  throw err;
 }

@@ -12,6 +12,7 @@ import { ZinoError, errorFrame } from '../errors.js';
 import { DEFAULT_MAX_FRAME_BYTES, encodeFrame } from '../frame/codec.js';
 import type { Logger } from '../log.js';
 import { Connection, type Handler, type Handlers } from './connection.js';
+import { Deadlines } from './deadlines.js';
 import { IdleCompactor, logCompaction, type IdleCompactorOptions } from './reclaim.js';
 import { ReceiveBudget } from './receive-budget.js';
 import { prepareSocketPath, removeSocketFile } from './socket-path.js';
@@ -76,8 +77,12 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
     untyped: options.untyped,
     log,
     maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
-    requestReadTimeoutMs: options.requestReadTimeoutMs ?? 30_000,
+    readDeadlines: new Deadlines(options.requestReadTimeoutMs ?? 30_000),
     receiveBudget,
+    onDone: (connection: Connection) => {
+      connections.delete(connection);
+      if (connections.size === 0 && !closing) compactor.idle();
+    },
   };
 
   const maxConnections = options.maxConnections ?? 1024;
@@ -108,13 +113,7 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
       socket.end(encodeFrame(errorFrame(new ZinoError('OVERLOADED', `too many connections (${maxConnections}); try again shortly`))));
       return;
     }
-    const connection = new Connection(socket, connectionOptions);
-    connections.add(connection);
-    // done never rejects: the connection turns a handler's failure into an error frame.
-    void connection.done.finally(() => {
-      connections.delete(connection);
-      if (connections.size === 0 && !closing) compactor.idle();
-    });
+    connections.add(new Connection(socket, connectionOptions));
   });
   server.on('error', (err) => log.error({ err }, 'server error'));
 
