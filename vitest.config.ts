@@ -22,6 +22,7 @@ const UNIT = [
   'test/runtime/deadlines.test.ts',
   'test/runtime/frame.test.ts',
   'test/runtime/log.test.ts',
+  'test/runtime/messages.test.ts',
   'test/runtime/package-root.test.ts',
   'test/runtime/protocol-doc.test.ts',
   'test/runtime/validate.test.ts',

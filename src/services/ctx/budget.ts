@@ -10,7 +10,7 @@
  * quarter of `[limits] max_frame_bytes` ({@link fitBytes}, same order), so that the
  * prompt (system prompt + context + message, each at most a quarter) fits in a frame.
  */
-import type { ChatMessage } from '../../runtime/index.js';
+import { messageBytes, type ChatMessage } from '../../runtime/index.js';
 
 /** A hard memory as ctx uses it. */
 export interface ScoredMemory {
@@ -73,11 +73,6 @@ export function fitBudget(parts: ContextParts, maxTokens: number): Trimmed {
     droppedHard,
     tokens: estimateTokens(total),
   };
-}
-
-/** Encoded size of one message in the reply's list (its JSON and a separating comma). */
-function messageBytes(m: ChatMessage): number {
-  return Buffer.byteLength(JSON.stringify({ role: m.role, content: m.content }), 'utf8') + 1;
 }
 
 function bytesOf(messages: readonly ChatMessage[]): number {

@@ -13,6 +13,7 @@ import {
   InvalidRequestError,
   castToError,
   errorFrame,
+  messageBytes,
   type ChatMessage,
   type HandlerContext,
   optionalInteger,
@@ -24,7 +25,7 @@ import {
 } from '../../runtime/index.js';
 import { DEFAULT_TOP_K, type ContextPartError, type ContextPartsReply, type HardMemoryResult, type MEM } from '../../protocol/mem.js';
 import type { HardStore } from './hard.js';
-import { messageBytes, type HistoryPage, type HistoryStore } from './history.js';
+import type { HistoryPage, HistoryStore } from './history.js';
 import { checkChannelId } from './naming.js';
 import type { SoftMemory } from './soft.js';
 

@@ -16,7 +16,7 @@
  */
 import { open, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { ZinoError, castToError, chatMessages, isChatMessage, type ChatMessage, type Logger } from '../../runtime/index.js';
+import { ZinoError, castToError, chatMessages, isChatMessage, messageBytes, type ChatMessage, type Logger } from '../../runtime/index.js';
 import { fsyncDir, isNotFound, writeAll } from './files.js';
 import { linesBackward, parseLine, repairTail, type ReadStats } from './lines.js';
 import { channelFileName } from './naming.js';
@@ -36,11 +36,6 @@ export function historyRecord(text: Buffer): ChatMessage[] | undefined {
 /** Serialises one history line. */
 export function historyLine(messages: readonly ChatMessage[], extra: Record<string, unknown> = {}): string {
   return `${JSON.stringify({ ...extra, m: messages.map(({ role, content }) => ({ role, content })) })}\n`;
-}
-
-/** Encoded size of one message in a reply's list (its JSON and a separating comma). */
-export function messageBytes(m: ChatMessage): number {
-  return Buffer.byteLength(JSON.stringify({ role: m.role, content: m.content }), 'utf8') + 1;
 }
 
 /** Messages read, and how many of those asked for were left out to stay within the byte bound. */
