@@ -1,10 +1,13 @@
 /**
  * The bundle is built without esbuild's `keepNames` (each closure made at run time would call
  * its `__name` helper: 4–7 % of the services' CPU per request, docs/benchmarks.md, issue 18,
- * round 10). esbuild still keeps every name as written, except where two top-level names of
- * one chunk collide: it renames the later one (`Foo` → `Foo2`). For a class of ours that
- * would change what logs show (pino's `type` of a logged error is its constructor's name),
- * so `npm run build` fails when it happens (scripts/bundle.mjs), and says which.
+ * round 10). Without it, esbuild changes a class's name in two cases:
+ * - a class that refers to itself in its body becomes `var Foo = class _Foo …`, so its
+ *   `name` is `_Foo`. The logger gives a logged error's `type` its name back (runtime/log.ts);
+ * - where two top-level names of one chunk collide, it renames the later one: `Foo2`. Nothing
+ *   can give that name back, and for a class of ours it would change what logs show (pino's
+ *   `type` of a logged error is its constructor's name), so `npm run build` fails when it
+ *   happens (scripts/bundle.mjs), and says which.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';

@@ -30,10 +30,21 @@ export interface LoggerOptions {
   destination?: DestinationStream;
 }
 
-/** pino's error serializer, with the stack (and its causes') mapped to the sources. */
+/**
+ * The name esbuild gives a class that refers to itself in its body: `var APIError = class
+ * _APIError …`. The bundle is built without `keepNames` (docs/decisions.md), so such a class's
+ * `name` is `_APIError`; the openai SDK's and the MCP SDK's errors are written that way.
+ */
+const INNER_CLASS_NAME = /^_(?=[A-Z])/;
+
+/**
+ * pino's error serializer, with the stack (and its causes') mapped to the sources, and the
+ * `type` a bundled class of the form above would show given back its name as written.
+ */
 function serializeError(err: Error): ReturnType<typeof pino.stdSerializers.err> {
   const out = pino.stdSerializers.err(err);
   if (typeof out.stack === 'string') out.stack = mapStack(out.stack);
+  if (typeof out.type === 'string') out.type = out.type.replace(INNER_CLASS_NAME, '');
   return out;
 }
 

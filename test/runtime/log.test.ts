@@ -41,6 +41,21 @@ describe('createLogger', () => {
     expect(lines[0]).toMatchObject({ service: 'mem', level: 'info', request_id: 'r1', type: 'get_history', channel: 'c', msg: 'request done' });
   });
 
+  it("logs an error's class as written, also one the bundle names after esbuild's inner class name", () => {
+    // What esbuild emits without keepNames for a class that refers to itself (the openai SDK's APIError).
+    const APIError = class _APIError extends Error {
+      static make(): Error {
+        return new _APIError('the endpoint answered 500');
+      }
+    };
+    class ZinoLikeError extends Error {}
+    const { log, lines } = capture({});
+    log.error({ err: APIError.make() }, 'failed');
+    log.error({ err: new ZinoLikeError('x') }, 'failed');
+    expect(APIError.name).toBe('_APIError');
+    expect(lines.map((l) => (l.err as { type: string }).type)).toEqual(['APIError', 'ZinoLikeError']);
+  });
+
   it('never writes an API key', () => {
     const { log, lines } = capture({});
     log.info({ key: 'sk-secret', api: { key: 'sk-secret2' } }, 'configured');

@@ -49,6 +49,8 @@ export class Deadlines {
   }
 
   private arm(ms: number): void {
+    // An expire that adds a bound of this length during a sweep has armed the timer already.
+    clearTimeout(this.timer);
     this.timer = setTimeout(this.sweep, ms);
     this.timer.unref();
   }
@@ -74,7 +76,11 @@ export class Deadlines {
   };
 }
 
-/** Lengths given a shared {@link Deadlines}: the configured ones. A length computed per call gets its own. */
+/**
+ * Lengths given a shared {@link Deadlines}: the first this many the process uses (in practice
+ * the configured ones, used from the first request on). Past them a length, such as one
+ * computed per call from what is left of a request's time, gets a timer of its own.
+ */
 const SHARED_LENGTHS = 8;
 const byLength = new Map<number, Deadlines>();
 
