@@ -1,8 +1,9 @@
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { setFlagsFromString } from 'node:v8';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ZinoError, encodeFrame, removeStaleSocket, request, serve, stream, type Handlers, type ZinoServer } from '../../src/runtime/index.js';
+import { ZinoError, encodeFrame, removeStaleSocket, request, serve, stream, type HandlerContext, type Handlers, type ZinoServer } from '../../src/runtime/index.js';
 import { captureLogger, deferred, tempDir, waitFor } from '../helpers/util.js';
 import { collectFrames } from '../helpers/frames.js';
 import { halfCloseSeen, rawConnect, rawExchange, readRawFrames } from '../helpers/raw.js';
@@ -89,6 +90,28 @@ describe('serve: routing', () => {
     expect(lines.find((l) => l.msg === 'inside handler')).toMatchObject({ request_id: 'abc-123', type: 'get', service: 'test' });
     await request(socketPath, { type: 'get' });
     expect(seen).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("gives every handler a context with V8's fast properties, of one shape for every request", async () => {
+    // An object literal with getters is a dictionary-mode object: every read a handler made of
+    // ctx was a slow lookup (docs/benchmarks.md, round 11). V8's own view, through its natives.
+    setFlagsFromString('--allow-natives-syntax');
+    const hasFastProperties = new Function('o', 'return %HasFastProperties(o)') as (o: object) => boolean;
+    const haveSameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (a: object, b: object) => boolean;
+    const contexts: HandlerContext[] = [];
+    const { socketPath } = await start({
+      get: async (_req, ctx) => {
+        contexts.push(ctx);
+        await ctx.send({ type: 'chunk', delta: ctx.signal.aborted ? 'aborted' : 'live' });
+        return { type: 'done' };
+      },
+    });
+    expect(await collectFrames(socketPath, { type: 'get', request_id: 'one' })).toEqual([{ type: 'chunk', delta: 'live' }, { type: 'done' }]);
+    await collectFrames(socketPath, { type: 'get' });
+    const [first, second] = contexts as [HandlerContext, HandlerContext];
+    expect(first.requestId).toBe('one');
+    expect(hasFastProperties(first)).toBe(true);
+    expect(haveSameMap(first, second)).toBe(true);
   });
 });
 

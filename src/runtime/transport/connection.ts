@@ -63,6 +63,34 @@ const CALLER_ERRORS: ReadonlySet<ErrorCode> = new Set(['INVALID_REQUEST', 'UNKNO
 
 type State = 'reading' | 'handling' | 'finished';
 
+/**
+ * The {@link HandlerContext} of one request. A class rather than an object literal: V8 makes
+ * a literal with getters a dictionary-mode object, and then every read a handler makes of it
+ * (`ctx.signal`, `ctx.requestId`, `ctx.send`) is a slow lookup, in every service, for every
+ * request (docs/benchmarks.md, round 11).
+ */
+class RequestContext implements HandlerContext {
+  /** Made when first used: most hops of most requests log nothing (pino's child() serialises its bindings). */
+  private child: Logger | undefined;
+
+  constructor(
+    private readonly controller: AbortController,
+    private readonly root: Logger,
+    readonly requestId: string,
+    private readonly type: string | undefined,
+    readonly send: HandlerContext['send'],
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Child logger carrying `request_id` and `type`. */
+  get log(): Logger {
+    return (this.child ??= this.root.child({ request_id: this.requestId, type: this.type }));
+  }
+}
+
 /** Serves one accepted socket. */
 export class Connection {
   private state: State = 'reading';
@@ -259,32 +287,22 @@ export class Connection {
     const started = performance.now();
     const type = request.type;
     const requestId = typeof request.request_id === 'string' && REQUEST_ID.test(request.request_id) ? request.request_id : randomUUID();
-    // The child logger is made when first used: most hops of most requests log nothing (pino's child() serialises its bindings).
-    let child: Logger | undefined;
-    const logOf = (): Logger => (child ??= this.options.log.child({ request_id: requestId, type: typeof type === 'string' ? type : undefined }));
     const { controller } = this;
-    const ctx: HandlerContext = {
-      get signal() {
-        return controller.signal;
-      },
-      get log() {
-        return logOf();
-      },
-      requestId,
-      send: (frame) => (this.cancelled ? Promise.reject(abortError(controller.signal, 'request')) : this.writer.write(frame)),
-    };
+    const ctx = new RequestContext(controller, this.options.log, requestId, typeof type === 'string' ? type : undefined, (frame) =>
+      this.cancelled ? Promise.reject(abortError(controller.signal, 'request')) : this.writer.write(frame),
+    );
     let reply: OutgoingFrame;
     try {
       reply = await this.route(request)(request, ctx);
       if (reply === null || typeof reply !== 'object') throw new Error(`handler for ${String(type)} returned no frame`);
     } catch (thrown) {
       reply = errorFrame(thrown);
-      this.logFailure(logOf, thrown);
+      this.logFailure(ctx, thrown);
     }
     clearInterval(this.probeTimer);
     const durationMs = Math.round((performance.now() - started) * 10) / 10;
     if (this.clientGone) {
-      logOf().info({ durationMs }, 'request cancelled: client disconnected');
+      ctx.log.info({ durationMs }, 'request cancelled: client disconnected');
       this.state = 'finished';
       return;
     }
@@ -292,13 +310,13 @@ export class Connection {
       await this.writer.write(reply);
     } catch (err) {
       if (err instanceof ZinoError && err.code === 'FRAME_TOO_LARGE') {
-        logOf().error({ err }, 'reply exceeds the frame limit');
+        ctx.log.error({ err }, 'reply exceeds the frame limit');
         await this.writer.write(errorFrame(new ZinoError('INTERNAL', `the reply exceeds the frame limit (${err.message})`))).catch(() => undefined);
       }
     }
     this.state = 'finished';
     // Debug: every hop of every request would log here; the services log their own outcome at info.
-    if (this.options.log.isLevelEnabled('debug')) logOf().debug({ durationMs, outcome: reply.type }, 'request done');
+    if (this.options.log.isLevelEnabled('debug')) ctx.log.debug({ durationMs, outcome: reply.type }, 'request done');
     this.finish();
   }
 
@@ -327,9 +345,9 @@ export class Connection {
     return [...new Set(['ping', ...Object.keys(this.options.handlers)])].join(', ');
   }
 
-  private logFailure(logOf: () => Logger, thrown: unknown): void {
+  private logFailure(ctx: RequestContext, thrown: unknown): void {
     if (this.clientGone) return;
-    const log = logOf();
+    const { log } = ctx;
     if (thrown instanceof ZinoError) {
       if (CALLER_ERRORS.has(thrown.code)) log.info({ code: thrown.code, reason: thrown.message }, 'request refused');
       else if (thrown.code === 'INTERNAL') log.error({ err: thrown }, 'request failed');
