@@ -1,9 +1,20 @@
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { setFlagsFromString } from 'node:v8';
+import { runInThisContext } from 'node:vm';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ZinoError, encodeFrame, removeStaleSocket, request, serve, stream, type HandlerContext, type Handlers, type ZinoServer } from '../../src/runtime/index.js';
+import {
+  ZinoError,
+  encodeFrame,
+  removeStaleSocket,
+  request,
+  serve,
+  stream,
+  type HandlerContext,
+  type Handlers,
+  type ZinoServer,
+} from '../../src/runtime/index.js';
 import { captureLogger, deferred, tempDir, waitFor } from '../helpers/util.js';
 import { collectFrames } from '../helpers/frames.js';
 import { halfCloseSeen, rawConnect, rawExchange, readRawFrames } from '../helpers/raw.js';
@@ -96,8 +107,9 @@ describe('serve: routing', () => {
     // An object literal with getters is a dictionary-mode object: every read a handler made of
     // ctx was a slow lookup (docs/benchmarks.md, round 11). V8's own view, through its natives.
     setFlagsFromString('--allow-natives-syntax');
-    const hasFastProperties = new Function('o', 'return %HasFastProperties(o)') as (o: object) => boolean;
-    const haveSameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (a: object, b: object) => boolean;
+    // Compiled after the flag is set: natives syntax cannot appear in this file's own source.
+    const hasFastProperties = runInThisContext('(o) => %HasFastProperties(o)') as (o: object) => boolean;
+    const haveSameMap = runInThisContext('(a, b) => %HaveSameMap(a, b)') as (a: object, b: object) => boolean;
     const contexts: HandlerContext[] = [];
     const { socketPath } = await start({
       get: async (_req, ctx) => {
