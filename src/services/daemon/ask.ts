@@ -104,7 +104,8 @@ export async function ask(
     const answer = terminal.type === 'done' ? textOf(terminal.full_text ?? text) : textOf(terminal.content ?? '');
     // What the answer lacks, said to the client (an extra field) as well as logged.
     const degraded: Degradation[] = [...(terminal.degraded ?? []), ...(terminal.via === 'rtr' ? ['tools' as const] : []), ...prompt.missing];
-    if (degraded.length > 0) terminal = { ...terminal, degraded };
+    // Set on the frame (dispatch's own object), not `{ ...terminal, degraded }`: see frameOf in endpoint.ts.
+    if (degraded.length > 0) terminal.degraded = degraded;
     if (channelId !== undefined) await store(config, channelId, message, answer, ctx);
     ctx.log.info(
       {

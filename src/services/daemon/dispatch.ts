@@ -66,8 +66,12 @@ export async function* dispatch(
         const { content, iterations, usage } = frame;
         yield { type: 'response', content, iterations, ...(usage ? { usage } : {}), via: 'agr', ...cutShort(frame) };
       } else if (frame.type === 'done') {
-        const { limit_reached: _limit, ...done } = frame;
-        yield { ...done, via: 'agr', ...cutShort(frame) };
+        // Fields added to the rest, not `{ ...done, via, … }`: a literal that starts with a spread gets a hidden class of its own each time (endpoint.ts, frameOf).
+        const { limit_reached: _limit, ...rest } = frame;
+        const done: DoneFrame = rest;
+        done.via = 'agr';
+        if (frame.limit_reached === true) done.degraded = ['max_iterations'];
+        yield done;
       } else yield frame;
     }
     return;
@@ -112,7 +116,7 @@ async function* throughRtr(config: Readonly<ResolvedConfig>, job: Dispatch, ctx:
       const content = textOf(frame.content ?? '');
       if (content !== '') yield { type: 'chunk', delta: content };
       yield { type: 'done', full_text: content, ...(frame.usage ? { usage: frame.usage } : {}), via: 'rtr' };
-    } else if (frame.type === 'done' || frame.type === 'response') yield { ...frame, via: 'rtr' };
+    } else if (frame.type === 'done' || frame.type === 'response') yield Object.assign(frame, { via: 'rtr' as const });
     else yield frame;
   }
 }

@@ -35,7 +35,9 @@ export function historyRecord(text: Buffer): ChatMessage[] | undefined {
 
 /** Serialises one history line. */
 export function historyLine(messages: readonly ChatMessage[], extra: Record<string, unknown> = {}): string {
-  return `${JSON.stringify({ ...extra, m: messages.map(({ role, content }) => ({ role, content })) })}\n`;
+  const record: Record<string, unknown> = Object.assign({}, extra);
+  record.m = messages.map(({ role, content }) => ({ role, content }));
+  return `${JSON.stringify(record)}\n`;
 }
 
 /** Messages read, and how many of those asked for were left out to stay within the byte bound. */
@@ -182,7 +184,7 @@ export class HistoryStore {
     const stats: ReadStats = { bytesRead: 0 };
     const channel = this.channel(channelId);
     const page = await channel.queue.exclusive(() => channel.read(limit, maxBytes, stats));
-    return { ...page, bytesRead: stats.bytesRead };
+    return { messages: page.messages, omitted: page.omitted, bytesRead: stats.bytesRead };
   }
 
   /** Deletes the channel's history. */
