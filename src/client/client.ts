@@ -112,7 +112,7 @@ export class ZinoClient {
    * (a `RemoteError`) when it answered an error.
    */
   async ask(message: string, options: AskOptions & { onEvent?: ((event: AgrEvent) => void) | undefined } = {}): Promise<ResponseFrame> {
-    const body = { ...askBody(message, false, options), ...(options.onEvent ? { events: true } : {}) };
+    const body = Object.assign(askBody(message, false, options), options.onEvent ? { events: true } : {});
     for await (const frame of throwingErrors(this.daemon.stream('ask', body, { signal: options.signal, timeoutMs: options.timeoutMs }))) {
       if (frame.type === 'response') return frame;
       // A daemon that streams anyway (it must not): its text is in `done`.
@@ -132,7 +132,7 @@ export class ZinoClient {
     message: string,
     options: AskStreamOptions = {},
   ): AsyncGenerator<ChunkFrame | AgrEvent | ApprovalRequired | DoneFrame | ResponseFrame, void, undefined> {
-    const body = { ...askBody(message, true, options), ...(options.events ? { events: true } : {}), ...(options.approvals ? { approvals: true } : {}) };
+    const body = Object.assign(askBody(message, true, options), options.events ? { events: true } : {}, options.approvals ? { approvals: true } : {});
     return answering(throwingErrors(this.daemon.stream('ask', body, { signal: options.signal, timeoutMs: options.timeoutMs })), options, this.sendAnswer);
   }
 
@@ -148,7 +148,11 @@ export class ZinoClient {
 
   /** The pending approvals, oldest first (programs cut at 4096 characters); with `id`, that one whole. */
   approvals(options: CallOptions & { id?: string | undefined } = {}): Promise<ApprovalsReply> {
-    const body = { ...(options.id === undefined ? {} : { id: options.id }), ...(options.requestId === undefined ? {} : { request_id: options.requestId }) };
+    const body = Object.assign(
+      {},
+      options.id === undefined ? {} : { id: options.id },
+      options.requestId === undefined ? {} : { request_id: options.requestId },
+    );
     return this.daemon.request('approvals', body, { signal: options.signal, timeoutMs: options.timeoutMs ?? this.timeoutMs });
   }
 

@@ -52,10 +52,7 @@ function common(options: CallOptions): { request_id?: string } {
 
 /** The per-call options an endpoint takes. */
 function call(options: CallOptions): { signal?: AbortSignal; timeoutMs?: number } {
-  return {
-    ...(options.signal ? { signal: options.signal } : {}),
-    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
-  };
+  return Object.assign({}, options.signal ? { signal: options.signal } : {}, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
 }
 
 /** zino-mem: channel histories, hard memories, the soft memory. */
@@ -127,15 +124,10 @@ export class MemClient {
   async getContext(
     options: CallOptions & { query?: string; topK?: number; channelId?: string; limit?: number } = {},
   ): Promise<{ hard?: HardPart; history?: HistoryPart }> {
-    const body = {
-      ...(options.query === undefined ? {} : { query: options.query }),
-      ...(options.topK === undefined ? {} : { top_k: options.topK }),
-      ...(options.channelId === undefined ? {} : { channel_id: options.channelId }),
-      ...(options.limit === undefined ? {} : { limit: options.limit }),
-      ...common(options),
-    };
+    // A field left undefined is not sent (JSON has no undefined).
+    const body = { query: options.query, top_k: options.topK, channel_id: options.channelId, limit: options.limit, ...common(options) };
     const { hard, history } = await this.endpoint.request('get_context', body, call(options));
-    return { ...(hard === undefined ? {} : { hard }), ...(history === undefined ? {} : { history }) };
+    return Object.assign({}, hard === undefined ? {} : { hard }, history === undefined ? {} : { history });
   }
 
   /** How far the hard memory index is (`building` after a start, then `ready`); searches wait for it. */
@@ -243,7 +235,7 @@ export class ExcClient {
 
   /** exc's pending approvals, oldest first; with `id`, that one with its whole program. */
   approvals(options: CallOptions & { id?: string | undefined } = {}): Promise<ApprovalsReply> {
-    return this.endpoint.request('approvals', { ...(options.id === undefined ? {} : { id: options.id }), ...common(options) }, call(options));
+    return this.endpoint.request('approvals', Object.assign({}, options.id === undefined ? {} : { id: options.id }, common(options)), call(options));
   }
 }
 
@@ -271,7 +263,7 @@ export class RtrClient {
    * also checks the endpoint now (reachable? which models?) and reports it under `llm`.
    */
   capabilities(options: CallOptions & { probe?: boolean } = {}): Promise<RtrCapabilities> {
-    return this.endpoint.request('capabilities', { ...common(options), ...(options.probe ? { probe: true } : {}) }, call(options));
+    return this.endpoint.request('capabilities', Object.assign(common(options), options.probe ? { probe: true } : {}), call(options));
   }
 
   /** One collected completion. */
@@ -316,7 +308,7 @@ export class AgrClient {
 
   /** Runs the loop; resolves with the collected answer (events are for {@link runStream}). */
   run(messages: ChatMessage[], options: Omit<RunOptions, 'events'> = {}): Promise<RunResult | RunDone> {
-    return this.endpoint.request('run', this.body(messages, false, { ...options, events: false, approvals: false }), call(options));
+    return this.endpoint.request('run', this.body(messages, false, Object.assign({}, options, { events: false, approvals: false })), call(options));
   }
 
   /** Runs the loop, streaming: `chunk` frames (and events when asked), then `done`. */

@@ -85,7 +85,7 @@ export function fromZinoError(err: unknown, service: 'daemon' | 'rtr'): HttpErro
 /** Writes `err` as a complete JSON response (the caller checked that no header was sent). */
 export function sendError(res: http.ServerResponse, err: HttpError): void {
   const text = JSON.stringify(err.body());
-  res.writeHead(err.status, { ...err.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(err.status, Object.assign({}, err.headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }));
   res.end(text);
 }
 

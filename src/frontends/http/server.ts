@@ -68,7 +68,7 @@ export function createFrontEnd(options: FrontEndOptions): FrontEnd {
   // As every service does after a burst (reclaim.ts), counted in requests: a client's idle
   // keep-alive connection holds nothing of a request, and may stay open for seconds.
   let open = 0;
-  const compactor = new IdleCompactor({ ...options.compaction, openConnections: () => open, onCompact: logCompaction(log) });
+  const compactor = new IdleCompactor(Object.assign({}, options.compaction, { openConnections: () => open, onCompact: logCompaction(log) }));
 
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     open++;

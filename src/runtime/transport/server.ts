@@ -67,11 +67,12 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
   const receiveBudget = new ReceiveBudget(options.maxReceiveBytes ?? 64 * 1024 * 1024, options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES, (peak) =>
     log.info({ heldPeakBytes: peak }, 'memory of large requests reclaimed'),
   );
-  const compactor = new IdleCompactor({
-    ...options.compaction,
-    openConnections: () => connections.size,
-    onCompact: logCompaction(log),
-  });
+  const compactor = new IdleCompactor(
+    Object.assign({}, options.compaction, {
+      openConnections: () => connections.size,
+      onCompact: logCompaction(log),
+    }),
+  );
   const connectionOptions = {
     handlers: options.handlers,
     untyped: options.untyped,

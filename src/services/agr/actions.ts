@@ -47,7 +47,7 @@ export async function runAction(action: Action, deps: ActionDeps): Promise<Actio
   try {
     if (action.kind === 'invalid') return { body: errorBody(action.error), exitCode: -1 };
     if (action.kind === 'tool') return await execute(deps, action.executor, action.code, action);
-    if (action.kind === 'mcp') return await runMcpCall({ ...deps, marginMs: deps.mcpMarginMs }, action.name, action.arguments);
+    if (action.kind === 'mcp') return await runMcpCall(Object.assign({}, deps, { marginMs: deps.mcpMarginMs }), action.name, action.arguments);
     const { code } = await fabricate(deps.rtr, action.skill, action.request, deps.sampling, deps);
     if (code === '') return { body: errorBody(`the ${action.skill.name} skill produced no code for this request`), exitCode: -1 };
     // A skill's fabricated code runs where the task asked, under the same rules as a tool call.

@@ -51,7 +51,7 @@ export async function inferText(
   options: { signal: AbortSignal; requestId: string; onUsage?: (u: Usage) => void },
 ): Promise<string> {
   let text = '';
-  for await (const event of infer(target, messages, sampling, { ...options, stream: false })) {
+  for await (const event of infer(target, messages, sampling, Object.assign({}, options, { stream: false }))) {
     if ('delta' in event) text += event.delta;
     else options.onUsage?.(event.usage);
   }

@@ -42,6 +42,7 @@ const agr: ServiceDefinition = {
     const mcp = Object.keys(config.mcp.servers).length > 0;
 
     return {
+      // eslint-disable-next-line no-restricted-syntax -- made once, at start
       ...bindHandlers(AGR)({
         run: async (request, ctx) => {
           const params = {

@@ -76,6 +76,7 @@ const definition: ServiceDefinition = {
     log.info({ examples: examples.length }, 'skill examples loaded');
     const mem = new MemFetcher(config);
     return {
+      // eslint-disable-next-line no-restricted-syntax -- made once, at start
       ...bindHandlers(CTX)({ build: buildHandler(config, () => examples, mem) }),
       async reload() {
         mem.reset();

@@ -47,5 +47,5 @@ export async function approve(config: Readonly<ResolvedConfig>, req: Unvalidated
 export async function approvals(config: Readonly<ResolvedConfig>, req: Unvalidated<ApprovalsRequest>, ctx: HandlerContext): Promise<ApprovalsReply> {
   const id = optionalString(req, 'id');
   if (id !== undefined) checkId(id);
-  return exc(config, ctx).request('approvals', { ...(id === undefined ? {} : { id }), request_id: ctx.requestId });
+  return exc(config, ctx).request('approvals', { request_id: ctx.requestId, ...(id === undefined ? {} : { id }) });
 }

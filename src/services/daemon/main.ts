@@ -17,6 +17,7 @@ const daemon: ServiceDefinition = {
     const lock = new ChannelLock();
     const watch = new PromptWatch(config, log);
     return {
+      // eslint-disable-next-line no-restricted-syntax -- made once, at start
       ...bindHandlers(DAEMON)({
         ask: (request, ctx) => ask(config, lock, request, ctx, watch),
         status: (_request, ctx) => status(config, ctx),

@@ -29,7 +29,7 @@ export type HostRunner = (run: HostRun, signal: AbortSignal) => Promise<ExecuteO
 
 /** Runs host runs in exc's own process tree, as exc's user, without a sandbox. */
 export function localHostRunner(deps: ExecuteDeps): HostRunner {
-  return async (run, signal) => ({ ...(await execute(deps, run.executor, run.code, signal, true)), uid: process.geteuid?.() });
+  return async (run, signal) => Object.assign(await execute(deps, run.executor, run.code, signal, true), { uid: process.geteuid?.() });
 }
 
 /** The uid of `[approval] host_user` (a name or a number), looked up with id(1); throws ConfigError when there is no such account. */
@@ -71,7 +71,7 @@ function idOf(args: string[]): number | undefined {
 export function runnerHostRunner(config: Readonly<ResolvedConfig>): HostRunner {
   // The runner bounds the run by [exc] timeout itself; this bound only catches a runner that never answers.
   const timeoutMs = config.exc.timeout * 1000 + 60_000;
-  const endpoint = new Endpoint(RUNNER, config.runner.socket, { ...clientOptions(config, 'exc'), name: 'the runner', timeoutMs });
+  const endpoint = new Endpoint(RUNNER, config.runner.socket, Object.assign(clientOptions(config, 'exc'), { name: 'the runner', timeoutMs }));
   return async (run, signal) => {
     const { uid, ...reply } = await endpoint.request(
       'run',

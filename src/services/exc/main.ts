@@ -131,6 +131,7 @@ const exc: ServiceDefinition = {
     const mcp = startMcp(config, log, { policy: supervisor.policy, timeoutS: supervisor.timeoutS, book, audit });
 
     return {
+      // eslint-disable-next-line no-restricted-syntax -- made once, at start
       ...bindHandlers(EXC)({
         capabilities: () => ({
           type: 'capabilities',

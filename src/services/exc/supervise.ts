@@ -59,18 +59,18 @@ export async function supervise(deps: SupervisorDeps, job: ExecuteJob, ctx: Hand
   let how: AuditHow;
   let approval: Partial<Base> = {};
   if (decision.verdict === 'deny') {
-    await recordDecision(deps, ctx, { ...base, decision: 'deny', how: decision.how });
+    await recordDecision(deps, ctx, Object.assign({}, base, { decision: 'deny' as const, how: decision.how }));
     throw new ZinoError('APPROVAL_DENIED', decision.message);
   } else if (decision.verdict === 'allow') {
     how = decision.how;
   } else {
     const ask = { executor: job.executor.name, code: job.code, reason: job.reason, requestId: ctx.requestId, channelId: job.channelId, noSandbox };
     const answer = await askPerson(deps.book, ask, ctx, 'execute', { executor: ask.executor }, (approvalId) =>
-      recordDecision(deps, ctx, { ...base, approval_id: approvalId, decision: 'deny', how: 'cancelled' }),
+      recordDecision(deps, ctx, Object.assign({}, base, { approval_id: approvalId, decision: 'deny' as const, how: 'cancelled' as const })),
     );
     approval = { approval_id: answer.id, ...(answer.note === undefined ? {} : { note: answer.note }) };
     if (answer.decision === 'deny') {
-      await recordDecision(deps, ctx, { ...base, ...approval, decision: 'deny', how: answer.how });
+      await recordDecision(deps, ctx, Object.assign({}, base, approval, { decision: 'deny' as const, how: answer.how }));
       throw new ZinoError('APPROVAL_DENIED', personDenial(answer.how, answer.note, deps.timeoutS));
     }
     how = answer.how;
@@ -86,7 +86,7 @@ export async function supervise(deps: SupervisorDeps, job: ExecuteJob, ctx: Hand
     );
   }
   const runner = deps.runOnHost;
-  return run(deps, { ...base, ...approval }, how, ctx, () => {
+  return run(deps, Object.assign({}, base, approval), how, ctx, () => {
     // The caller may have gone while the decision was written: recorded as a run that did not start.
     if (ctx.signal.aborted) return Promise.reject(abortError(ctx.signal, 'execute'));
     return runner({ decisionId: base.id, executor: job.executor, code: job.code, codeSha256: base.code_sha256, requestId: ctx.requestId }, ctx.signal);
@@ -107,22 +107,25 @@ async function run(
     outcome = await start();
   } catch (err) {
     const error = isAbortError(err) ? 'cancelled' : castToError(err).message;
-    await recordRun(deps, ctx, { ...base, decision: 'allow', how, error, duration_ms: Math.round(performance.now() - started) });
+    await recordRun(deps, ctx, Object.assign({}, base, { decision: 'allow' as const, how, error, duration_ms: Math.round(performance.now() - started) }));
     throw err;
   }
   const { reply, leftovers } = outcome;
-  await recordRun(deps, ctx, {
-    ...base,
-    decision: 'allow',
-    how,
-    ...(outcome.uid === undefined ? {} : { uid: outcome.uid }),
-    exit_code: reply.exit_code,
-    ...(reply.timed_out ? { timed_out: true } : {}),
-    ...(reply.truncated ? { truncated: true } : {}),
-    duration_ms: reply.duration_ms ?? Math.round(performance.now() - started),
-    stdout_bytes: Buffer.byteLength(reply.stdout, 'utf8'),
-    stderr_bytes: Buffer.byteLength(reply.stderr, 'utf8'),
-  });
+  await recordRun(
+    deps,
+    ctx,
+    Object.assign({}, base, {
+      decision: 'allow' as const,
+      how,
+      ...(outcome.uid === undefined ? {} : { uid: outcome.uid }),
+      exit_code: reply.exit_code,
+      ...(reply.timed_out ? { timed_out: true } : {}),
+      ...(reply.truncated ? { truncated: true } : {}),
+      duration_ms: reply.duration_ms ?? Math.round(performance.now() - started),
+      stdout_bytes: Buffer.byteLength(reply.stdout, 'utf8'),
+      stderr_bytes: Buffer.byteLength(reply.stderr, 'utf8'),
+    }),
+  );
   ctx.log.info(
     {
       executor: base.executor,
@@ -137,7 +140,7 @@ async function run(
     },
     'code executed',
   );
-  return { ...reply, decision: how };
+  return Object.assign({}, reply, { decision: how });
 }
 
 function recordRun(deps: SupervisorDeps, ctx: HandlerContext<ApprovalRequired>, record: Omit<ProgramAuditRecord, 'time' | 'event'>): Promise<void> {

@@ -79,7 +79,7 @@ function lineId(text: Buffer): number | undefined {
 
 /** Serialises one entry as a line; `extra` fields (the import marker) go first. */
 export function hardLine(entry: HardEntry, extra: Record<string, unknown> = {}): string {
-  return `${JSON.stringify({ ...extra, id: entry.id, messages: entry.messages, tag: entry.tag })}\n`;
+  return `${JSON.stringify(Object.assign({}, extra, { id: entry.id, messages: entry.messages, tag: entry.tag }))}\n`;
 }
 
 /** The searchable text of an entry: its messages' contents and its tag. */

@@ -67,6 +67,7 @@ const definition: ServiceDefinition = {
     }
     log.info({ dataDir }, 'memory opened');
     return {
+      // eslint-disable-next-line no-restricted-syntax -- made once, at start
       ...bindHandlers(MEM)(memHandlers(stores, memLimits(config.limits.max_frame_bytes), log)),
       async close() {
         await Promise.all([stores.history.close(), stores.hard.close(), stores.soft.close()]);

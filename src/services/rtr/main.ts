@@ -51,8 +51,9 @@ async function probe(engine: Engine, selection: Selection, hints: ErrorHints, ti
 /** Logs what the start-up check found: "ready" only when the endpoint answered. */
 function logProbe(log: Logger, config: Readonly<ResolvedConfig>, selection: Selection, result: LlmProbe): void {
   const fields = { base_url: config.api.base_url, model: selection.backend?.model || '(detect)' };
-  if (result.reachable && result.error === undefined) log.info({ ...fields, models: result.models?.slice(0, 20) }, 'LLM backend ready: the endpoint answers');
-  else log.warn({ ...fields, code: result.code, reason: result.error }, 'LLM endpoint check failed: requests will fail until it is fixed');
+  if (result.reachable && result.error === undefined)
+    log.info(Object.assign({}, fields, { models: result.models?.slice(0, 20) }), 'LLM backend ready: the endpoint answers');
+  else log.warn(Object.assign({}, fields, { code: result.code, reason: result.error }), 'LLM endpoint check failed: requests will fail until it is fixed');
 }
 
 /** Refuses a prompt over `[rtr] max_prompt_bytes` (all message contents, UTF-8) before anything is sent. */
@@ -115,6 +116,7 @@ const rtr: ServiceDefinition = {
       };
     };
     return {
+      // eslint-disable-next-line no-restricted-syntax -- made once, at start
       ...bindHandlers(RTR)({
         capabilities: (request) => capabilities(optionalBoolean(request, 'probe') ?? false),
         infer: async (request, ctx) => {

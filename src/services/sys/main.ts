@@ -231,6 +231,7 @@ const sys: ServiceDefinition = {
     };
     await sync();
     return {
+      // eslint-disable-next-line no-restricted-syntax -- made once, at start
       ...bindHandlers(SYS)({
         get: answer,
         reload: async () => {

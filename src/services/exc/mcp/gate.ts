@@ -104,7 +104,7 @@ export async function gateMcpCall(
   let how: AuditHow;
   let approval: Partial<Base> = {};
   if (decision.verdict === 'deny') {
-    await record(deps, ctx, 'decision', { ...base, decision: 'deny', how: decision.how });
+    await record(deps, ctx, 'decision', Object.assign({}, base, { decision: 'deny' as const, how: decision.how }));
     return refused(ctx, call, decision.how, decision.message);
   } else if (decision.verdict === 'allow') {
     how = decision.how;
@@ -119,11 +119,11 @@ export async function gateMcpCall(
       mcp: { server: call.server, tool: call.tool },
     };
     const answer = await askPerson(deps.book, ask, ctx, 'call_tool', { server: call.server, tool: call.tool }, (approvalId) =>
-      record(deps, ctx, 'decision', { ...base, approval_id: approvalId, decision: 'deny', how: 'cancelled' }),
+      record(deps, ctx, 'decision', Object.assign({}, base, { approval_id: approvalId, decision: 'deny' as const, how: 'cancelled' as const })),
     );
     approval = { approval_id: answer.id, ...(answer.note === undefined ? {} : { note: answer.note }) };
     if (answer.decision === 'deny') {
-      await record(deps, ctx, 'decision', { ...base, ...approval, decision: 'deny', how: answer.how });
+      await record(deps, ctx, 'decision', Object.assign({}, base, approval, { decision: 'deny' as const, how: answer.how }));
       return refused(ctx, call, answer.how, mcpPersonDenial(what, answer.how, answer.note, deps.timeoutS));
     }
     how = answer.how;
@@ -141,7 +141,7 @@ export async function gateMcpCall(
       `${what} was allowed (${how}) but could not be recorded in the audit log (${deps.audit.problem ?? 'write failed'}), so it was not called`,
     );
   }
-  return perform(deps, { ...base, ...approval }, 'approved', how, ctx, run);
+  return perform(deps, Object.assign({}, base, approval), 'approved', how, ctx, run);
 }
 
 /** Makes the call, then records it; the record of a call that happened is best effort (it already happened). */
@@ -161,18 +161,22 @@ async function perform(
     outcome = await run(ctx.signal);
   } catch (err) {
     const error = isAbortError(err) ? 'cancelled' : castToError(err).message;
-    await record(deps, ctx, 'run', { ...base, decision: 'allow', how, error, duration_ms: Math.round(performance.now() - started) });
+    await record(deps, ctx, 'run', Object.assign({}, base, { decision: 'allow' as const, how, error, duration_ms: Math.round(performance.now() - started) }));
     throw err;
   }
   const durationMs = Math.round(performance.now() - started);
-  await record(deps, ctx, 'run', {
-    ...base,
-    decision: 'allow',
-    how,
-    is_error: outcome.isError,
-    ...(outcome.truncated ? { truncated: true } : {}),
-    duration_ms: durationMs,
-  });
+  await record(
+    deps,
+    ctx,
+    'run',
+    Object.assign({}, base, {
+      decision: 'allow' as const,
+      how,
+      is_error: outcome.isError,
+      ...(outcome.truncated ? { truncated: true } : {}),
+      duration_ms: durationMs,
+    }),
+  );
   ctx.log.info({ server: base.server, tool: base.tool, approval, how, is_error: outcome.isError, truncated: outcome.truncated, durationMs }, 'mcp tool called');
   return {
     type: 'tool_result',

@@ -75,7 +75,7 @@ export async function runRunner(config: Readonly<ResolvedConfig>, log: Logger): 
       log.info({ id, request_id: requestId, executor: name, uid: account.uid }, 'run started');
       const { reply } = await execute(deps, executor, code, ctx.signal, true, account);
       log.info({ id, request_id: requestId, exit_code: reply.exit_code, timed_out: reply.timed_out ?? false, duration_ms: reply.duration_ms }, 'run finished');
-      return { ...reply, uid: account.uid };
+      return Object.assign({}, reply, { uid: account.uid });
     },
   });
   await runService({ socketPath: config.runner.socket, config, log, instance: { ...handlers } });
