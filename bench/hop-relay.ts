@@ -28,6 +28,16 @@ const REPLY_BODY = Buffer.from(JSON.stringify({ type: 'chunk', delta: 'The short
 const REPLY = Buffer.concat([Buffer.alloc(4), REPLY_BODY]);
 REPLY.writeUInt32BE(REPLY_BODY.length, 0);
 
+/**
+ * A connection's options with the four fields net.Socket sets on its copy of them, as the suite's
+ * client gives them (`socketOptions` in src/runtime/transport/client.ts; docs/benchmarks.md, round 11):
+ * without them, each connection's set-up misses V8's caches on Node 20, and the floor would carry a
+ * cost the suite no longer does.
+ */
+function connectTo(path: string): net.Socket {
+  return net.createConnection({ path, allowHalfOpen: false, emitClose: false, autoDestroy: true, decodeStrings: false } as net.NetConnectOpts);
+}
+
 /** Calls `onFrame` with each whole frame (header included) read from `socket`, until `onFrame` returns false. */
 function readFrames(socket: net.Socket, onFrame: (frame: Buffer) => boolean): void {
   let pending: Buffer | undefined;
@@ -55,7 +65,7 @@ function relayFresh(socket: net.Socket): void {
       socket.end(REPLY);
       return false;
     }
-    const next = net.createConnection({ path: nextPath });
+    const next = connectTo(nextPath);
     next.on('error', () => {
       next.destroy();
       socket.destroy();
@@ -80,7 +90,7 @@ const idle: Upstream[] = [];
 function upstream(path: string): Upstream {
   const kept = idle.pop();
   if (kept) return kept;
-  const up: Upstream = { socket: net.createConnection({ path }), waiting: undefined };
+  const up: Upstream = { socket: connectTo(path), waiting: undefined };
   up.socket.on('error', () => up.socket.destroy());
   // A next link that goes away takes the request waiting on it along: its caller sees the close.
   up.socket.on('close', () => {

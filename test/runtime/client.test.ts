@@ -159,6 +159,28 @@ describe('connect()', () => {
     spawnSync(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(socketPath)}, () => process.kill(process.pid, 'SIGKILL'))`]);
     await expect(connect(socketPath)).rejects.toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', message: expect.stringContaining('ECONNREFUSED') });
   });
+
+  it("sets up each connection's net.Socket without a new hidden class for its options (V8's inline-cache log)", async () => {
+    // Node 20's Socket copies its options with a spread and sets four fields on the copy; on its V8
+    // that gives every copy a hidden class of its own, and each read of it in the stream set-up
+    // misses its cache (docs/benchmarks.md, round 11). A client process that only connects, with V8
+    // logging its inline caches: a read of `objectMode` that missed a megamorphic cache is logged
+    // once per connection without socketOptions(), and not at all with it.
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const { readFileSync } = await import('node:fs');
+    const { pathToFileURL } = await import('node:url');
+    const { PACKAGE_ROOT } = await import('../../src/testing/paths.js');
+    const server = await zinoServer({});
+    const client = pathToFileURL(path.join(PACKAGE_ROOT, 'dist/src/runtime/transport/client.js')).href;
+    const script = `import { connect } from ${JSON.stringify(client)};
+      for (let i = 0; i < 200; i++) (await connect(${JSON.stringify(server.socketPath)})).destroy();`;
+    const logFile = path.join(dir, 'ic.log');
+    await promisify(execFile)(process.execPath, ['--log-ic', `--logfile=${logFile}`, '--no-logfile-per-isolate', '--input-type=module', '-e', script]);
+    const log = readFileSync(logFile, 'utf8');
+    expect(log).toMatch(/^LoadIC,/m);
+    expect(log.match(/,N,N,0x[0-9a-f]+,objectMode,/g) ?? []).toHaveLength(0);
+  });
 });
 
 describe('stream() on a connection opened earlier', () => {

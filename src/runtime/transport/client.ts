@@ -43,6 +43,18 @@ export interface StreamOptions extends ClientOptions {
   mergeChunks?: boolean | undefined;
 }
 
+/**
+ * The options of a connection to `path`: the path, and the four fields `net.Socket` sets on its
+ * own copy of them (the values it would give them anyway). On Node 20, Socket copies its
+ * options with a spread and then sets those four, and on that V8 an object made so gets a
+ * hidden class of its own every time: every read of the copy in Node's stream set-up missed
+ * its cache, about thirty per connection. With the four already there, the copy keeps one
+ * hidden class (docs/benchmarks.md, round 11).
+ */
+export function socketOptions(path: string): net.NetConnectOpts {
+  return { path, allowHalfOpen: false, emitClose: false, autoDestroy: true, decodeStrings: false } as net.NetConnectOpts;
+}
+
 /** Connects to a Unix socket; rejects with UPSTREAM_UNAVAILABLE, TIMEOUT or CANCELLED. */
 export function connect(socketPath: string, options: ClientOptions = {}): Promise<net.Socket> {
   return connectSocket(socketPath, options);
@@ -62,7 +74,7 @@ function connectSocket(socketPath: string, options: ClientOptions, interrupt?: I
   const timeoutMs = options.connectTimeoutMs ?? 2000;
   if (signal?.aborted) return Promise.reject(abortError(signal, `request to ${label}`));
   return new Promise((resolve, reject) => {
-    const socket = net.createConnection({ path: socketPath });
+    const socket = net.createConnection(socketOptions(socketPath));
     const finish = (err?: Error): void => {
       clearDeadline(deadline);
       socket.off('connect', onConnect);
