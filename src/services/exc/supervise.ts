@@ -140,7 +140,9 @@ async function run(
     },
     'code executed',
   );
-  return Object.assign({}, reply, { decision: how });
+  // Copied by destructuring, which defines fields (the reply may come from the runner, another process), then set.
+  const { ...answer } = reply;
+  return Object.assign(answer, { decision: how });
 }
 
 function recordRun(deps: SupervisorDeps, ctx: HandlerContext<ApprovalRequired>, record: Omit<ProgramAuditRecord, 'time' | 'event'>): Promise<void> {
