@@ -17,6 +17,7 @@
  * Usage: node hop-relay.js fresh|kept LISTEN_SOCKET [NEXT_SOCKET]
  */
 import net from 'node:net';
+import type { DuplexOptions } from 'node:stream';
 
 const [mode, listenPath, nextPath] = process.argv.slice(2);
 if ((mode !== 'fresh' && mode !== 'kept') || !listenPath) {
@@ -35,7 +36,14 @@ REPLY.writeUInt32BE(REPLY_BODY.length, 0);
  * cost the suite no longer does.
  */
 function connectTo(path: string): net.Socket {
-  return net.createConnection({ path, allowHalfOpen: false, emitClose: false, autoDestroy: true, decodeStrings: false } as net.NetConnectOpts);
+  const options: net.IpcNetConnectOpts & Pick<DuplexOptions, 'emitClose' | 'autoDestroy' | 'decodeStrings'> = {
+    path,
+    allowHalfOpen: false,
+    emitClose: false,
+    autoDestroy: true,
+    decodeStrings: false,
+  };
+  return net.createConnection(options);
 }
 
 /** Calls `onFrame` with each whole frame (header included) read from `socket`, until `onFrame` returns false. */

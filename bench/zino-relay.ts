@@ -27,7 +27,8 @@ const server = await serve(listenPath, {
     infer: async (frame, ctx) => {
       if (!nextPath) return REPLY;
       const reply = await request(nextPath, frame, { signal: ctx.signal });
-      return { ...reply, type: typeof reply.type === 'string' ? reply.type : 'error' };
+      // Set on the reply (this call's own), not `{ ...reply, type }`: see frameOf in src/runtime/transport/endpoint.ts.
+      return Object.assign(reply, { type: typeof reply.type === 'string' ? reply.type : 'error' });
     },
   },
 });

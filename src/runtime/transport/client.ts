@@ -7,6 +7,7 @@
  * and the server on the other end sees its caller go away.
  */
 import net from 'node:net';
+import type { DuplexOptions } from 'node:stream';
 import { RemoteError, ZinoError, abortError } from '../errors.js';
 import { DEFAULT_MAX_FRAME_BYTES, type Frame } from '../frame/codec.js';
 import { clearDeadline, startDeadline } from './deadlines.js';
@@ -51,8 +52,8 @@ export interface StreamOptions extends ClientOptions {
  * its cache, about thirty per connection. With the four already there, the copy keeps one
  * hidden class (docs/benchmarks.md, round 11).
  */
-export function socketOptions(path: string): net.NetConnectOpts {
-  return { path, allowHalfOpen: false, emitClose: false, autoDestroy: true, decodeStrings: false } as net.NetConnectOpts;
+export function socketOptions(path: string): net.IpcNetConnectOpts & Pick<DuplexOptions, 'emitClose' | 'autoDestroy' | 'decodeStrings'> {
+  return { path, allowHalfOpen: false, emitClose: false, autoDestroy: true, decodeStrings: false };
 }
 
 /** Connects to a Unix socket; rejects with UPSTREAM_UNAVAILABLE, TIMEOUT or CANCELLED. */

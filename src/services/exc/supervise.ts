@@ -59,18 +59,18 @@ export async function supervise(deps: SupervisorDeps, job: ExecuteJob, ctx: Hand
   let how: AuditHow;
   let approval: Partial<Base> = {};
   if (decision.verdict === 'deny') {
-    await recordDecision(deps, ctx, Object.assign({}, base, { decision: 'deny' as const, how: decision.how }));
+    await recordDecision(deps, ctx, Object.assign({}, base, { decision: 'deny', how: decision.how } satisfies Partial<ProgramAuditRecord>));
     throw new ZinoError('APPROVAL_DENIED', decision.message);
   } else if (decision.verdict === 'allow') {
     how = decision.how;
   } else {
     const ask = { executor: job.executor.name, code: job.code, reason: job.reason, requestId: ctx.requestId, channelId: job.channelId, noSandbox };
     const answer = await askPerson(deps.book, ask, ctx, 'execute', { executor: ask.executor }, (approvalId) =>
-      recordDecision(deps, ctx, Object.assign({}, base, { approval_id: approvalId, decision: 'deny' as const, how: 'cancelled' as const })),
+      recordDecision(deps, ctx, Object.assign({}, base, { approval_id: approvalId, decision: 'deny', how: 'cancelled' } satisfies Partial<ProgramAuditRecord>)),
     );
     approval = { approval_id: answer.id, ...(answer.note === undefined ? {} : { note: answer.note }) };
     if (answer.decision === 'deny') {
-      await recordDecision(deps, ctx, Object.assign({}, base, approval, { decision: 'deny' as const, how: answer.how }));
+      await recordDecision(deps, ctx, Object.assign({}, base, approval, { decision: 'deny', how: answer.how } satisfies Partial<ProgramAuditRecord>));
       throw new ZinoError('APPROVAL_DENIED', personDenial(answer.how, answer.note, deps.timeoutS));
     }
     how = answer.how;
@@ -107,7 +107,11 @@ async function run(
     outcome = await start();
   } catch (err) {
     const error = isAbortError(err) ? 'cancelled' : castToError(err).message;
-    await recordRun(deps, ctx, Object.assign({}, base, { decision: 'allow' as const, how, error, duration_ms: Math.round(performance.now() - started) }));
+    await recordRun(
+      deps,
+      ctx,
+      Object.assign({}, base, { decision: 'allow', how, error, duration_ms: Math.round(performance.now() - started) } satisfies Partial<ProgramAuditRecord>),
+    );
     throw err;
   }
   const { reply, leftovers } = outcome;
@@ -115,7 +119,7 @@ async function run(
     deps,
     ctx,
     Object.assign({}, base, {
-      decision: 'allow' as const,
+      decision: 'allow',
       how,
       ...(outcome.uid === undefined ? {} : { uid: outcome.uid }),
       exit_code: reply.exit_code,
@@ -124,7 +128,7 @@ async function run(
       duration_ms: reply.duration_ms ?? Math.round(performance.now() - started),
       stdout_bytes: Buffer.byteLength(reply.stdout, 'utf8'),
       stderr_bytes: Buffer.byteLength(reply.stderr, 'utf8'),
-    }),
+    } satisfies Partial<ProgramAuditRecord>),
   );
   ctx.log.info(
     {

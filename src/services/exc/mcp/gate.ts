@@ -104,7 +104,7 @@ export async function gateMcpCall(
   let how: AuditHow;
   let approval: Partial<Base> = {};
   if (decision.verdict === 'deny') {
-    await record(deps, ctx, 'decision', Object.assign({}, base, { decision: 'deny' as const, how: decision.how }));
+    await record(deps, ctx, 'decision', Object.assign({}, base, { decision: 'deny', how: decision.how } satisfies Partial<McpAuditRecord>));
     return refused(ctx, call, decision.how, decision.message);
   } else if (decision.verdict === 'allow') {
     how = decision.how;
@@ -119,11 +119,11 @@ export async function gateMcpCall(
       mcp: { server: call.server, tool: call.tool },
     };
     const answer = await askPerson(deps.book, ask, ctx, 'call_tool', { server: call.server, tool: call.tool }, (approvalId) =>
-      record(deps, ctx, 'decision', Object.assign({}, base, { approval_id: approvalId, decision: 'deny' as const, how: 'cancelled' as const })),
+      record(deps, ctx, 'decision', Object.assign({}, base, { approval_id: approvalId, decision: 'deny', how: 'cancelled' } satisfies Partial<McpAuditRecord>)),
     );
     approval = { approval_id: answer.id, ...(answer.note === undefined ? {} : { note: answer.note }) };
     if (answer.decision === 'deny') {
-      await record(deps, ctx, 'decision', Object.assign({}, base, approval, { decision: 'deny' as const, how: answer.how }));
+      await record(deps, ctx, 'decision', Object.assign({}, base, approval, { decision: 'deny', how: answer.how } satisfies Partial<McpAuditRecord>));
       return refused(ctx, call, answer.how, mcpPersonDenial(what, answer.how, answer.note, deps.timeoutS));
     }
     how = answer.how;
@@ -161,7 +161,12 @@ async function perform(
     outcome = await run(ctx.signal);
   } catch (err) {
     const error = isAbortError(err) ? 'cancelled' : castToError(err).message;
-    await record(deps, ctx, 'run', Object.assign({}, base, { decision: 'allow' as const, how, error, duration_ms: Math.round(performance.now() - started) }));
+    await record(
+      deps,
+      ctx,
+      'run',
+      Object.assign({}, base, { decision: 'allow', how, error, duration_ms: Math.round(performance.now() - started) } satisfies Partial<McpAuditRecord>),
+    );
     throw err;
   }
   const durationMs = Math.round(performance.now() - started);
@@ -170,12 +175,12 @@ async function perform(
     ctx,
     'run',
     Object.assign({}, base, {
-      decision: 'allow' as const,
+      decision: 'allow',
       how,
       is_error: outcome.isError,
       ...(outcome.truncated ? { truncated: true } : {}),
       duration_ms: durationMs,
-    }),
+    } satisfies Partial<McpAuditRecord>),
   );
   ctx.log.info({ server: base.server, tool: base.tool, approval, how, is_error: outcome.isError, truncated: outcome.truncated, durationMs }, 'mcp tool called');
   return {
