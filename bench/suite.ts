@@ -38,7 +38,7 @@ import { startProcess, type RunningProcess } from '../src/testing/process.js';
 import { STEADY_AFTER, measureHopFloor, measureHopSplit, type Floors } from './hops.js';
 import { percentile, record } from './lib.js';
 import { cpuMs, cpuPerRequest, cpuSnapshot, findPids, memoryMB, syscalls } from './proc.js';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
 const TTFT_RUNS = 300;
@@ -86,16 +86,22 @@ async function coldStart(file: string, dir: string): Promise<{ up: RunningProces
   // BENCH_NODE_OPTIONS: Node/V8 flags for `zino up` and the services (NODE_OPTIONS), to compare settings.
   const nodeOptions = process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {};
   const up = startProcess(CLI_PATH, ['up', '--config', file], { env: { ...process.env, ZINO_LOG_LEVEL: 'info', ...nodeOptions }, quiet: true });
+  // Pings a socket only once its file exists: a ping every 2 ms to a socket not yet there (a connect, an error, its
+  // message) cost this process 70–290 ms of CPU per start, taken from the seven starting on the same two cores. A
+  // stat every 2 ms costs about a fifth of that (docs/benchmarks.md, round 12).
   await Promise.all(
     sockets.map(async (socket) => {
       for (;;) {
-        try {
-          await ping(socket, { timeoutMs: 1000 });
-          return;
-        } catch {
-          if (performance.now() - started > 30_000) throw new Error(`${socket} never answered`);
-          await new Promise((r) => setTimeout(r, 2));
+        if (existsSync(socket)) {
+          try {
+            await ping(socket, { timeoutMs: 1000 });
+            return;
+          } catch {
+            // Bound but not answering yet, or a stale file: try again.
+          }
         }
+        if (performance.now() - started > 30_000) throw new Error(`${socket} never answered`);
+        await new Promise((r) => setTimeout(r, 2));
       }
     }),
   );
