@@ -4,7 +4,9 @@
  * measured in the same run):
  *
  * - cold start: `zino up` until all seven services answer ping, median of 5
- *   (target ≤ 600 ms), with the CPU `zino up` and each service had used by then (median of 5);
+ *   (target ≤ 600 ms), with the CPU `zino up` and each service had used by then (median of 5),
+ *   and beside it its floor: seven bare `node` listeners spawned by a parent `node` as `zino up`
+ *   spawns the services (`bench/bare-up.ts`), the two taking turns (`cold_start.floor.*`);
  * - the first requests after the last cold start: the first one's TTFT overhead
  *   (≤ 40 ms, against the warm direct p50) and the first 20's p50 against the warm
  *   p50 (≤ 2×), warm meaning the steady window below;
@@ -40,12 +42,14 @@ import { percentile, record } from './lib.js';
 import { cpuMs, cpuPerRequest, cpuSnapshot, findPids, memoryMB, syscalls } from './proc.js';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
 
 const TTFT_RUNS = 300;
 const TTFT_WARMUP = 30;
 const FIRST_RUNS = 20;
 const HTTP_RUNS = 60;
 const COLD_STARTS = 5;
+const BARE_UP = fileURLToPath(new URL('./bare-up.js', import.meta.url));
 const STREAM_CHUNKS = 20_000;
 const CONCURRENT = 200;
 
@@ -79,16 +83,12 @@ async function setScript(mock: RemoteMock, script: MockScript): Promise<void> {
   if (!res.ok) throw new Error(`cannot set the mock script: ${res.status}`);
 }
 
-async function coldStart(file: string, dir: string): Promise<{ up: RunningProcess; ms: number; cpu: Record<string, number> }> {
-  const sockets = SERVICE_NAMES.map((name) => path.join(dir, 'run', `${name}.sock`));
-  const started = performance.now();
-  // Logs at info, as in production, but not parsed by this process: it would compete for the CPU it measures.
-  // BENCH_NODE_OPTIONS: Node/V8 flags for `zino up` and the services (NODE_OPTIONS), to compare settings.
-  const nodeOptions = process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {};
-  const up = startProcess(CLI_PATH, ['up', '--config', file], { env: { ...process.env, ZINO_LOG_LEVEL: 'info', ...nodeOptions }, quiet: true });
-  // Pings a socket only once its file exists: a ping every 2 ms to a socket not yet there (a connect, an error, its
-  // message) cost this process 70–290 ms of CPU per start, taken from the seven starting on the same two cores. A
-  // stat every 2 ms costs about a fifth of that (docs/benchmarks.md, round 12).
+/**
+ * Waits until every socket answers ping. Pings a socket only once its file exists: a ping every 2 ms to a socket not
+ * yet there (a connect, an error, its message) cost this process 70–290 ms of CPU per start, taken from the processes
+ * starting on the same two cores. A stat every 2 ms costs about a fifth of that (docs/benchmarks.md, round 12).
+ */
+async function waitForPings(sockets: readonly string[], started: number): Promise<void> {
   await Promise.all(
     sockets.map(async (socket) => {
       for (;;) {
@@ -105,12 +105,40 @@ async function coldStart(file: string, dir: string): Promise<{ up: RunningProces
       }
     }),
   );
+}
+
+async function coldStart(file: string, dir: string): Promise<{ up: RunningProcess; ms: number; cpu: Record<string, number> }> {
+  const sockets = SERVICE_NAMES.map((name) => path.join(dir, 'run', `${name}.sock`));
+  const started = performance.now();
+  // Logs at info, as in production, but not parsed by this process: it would compete for the CPU it measures.
+  // BENCH_NODE_OPTIONS: Node/V8 flags for `zino up` and the services (NODE_OPTIONS), to compare settings.
+  const nodeOptions = process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {};
+  const up = startProcess(CLI_PATH, ['up', '--config', file], { env: { ...process.env, ZINO_LOG_LEVEL: 'info', ...nodeOptions }, quiet: true });
+  await waitForPings(sockets, started);
   const ms = performance.now() - started;
   // CPU each process used to get there (from /proc): unlike the wall time, it does not grow with the other work on the machine.
   const cpu: Record<string, number> = {};
   if (up.child.pid !== undefined) cpu.up = cpuMs(up.child.pid);
   for (const { pid, cmdline } of findPids(['serve', file])) cpu[cmdline[cmdline.indexOf('serve') + 1] ?? '?'] = cpuMs(pid);
   return { up, ms, cpu };
+}
+
+/**
+ * The cold start's floor (bench/bare-up.ts): a parent `node` spawning seven bare `node` listeners the way `zino up`
+ * spawns the services, waited for the same way. Its time and CPU (the parent and the seven, from /proc), then stopped.
+ */
+async function bareColdStart(dir: string): Promise<{ ms: number; cpu: number }> {
+  const run = mkdtempSync(path.join(dir, 'bare-'));
+  const sockets = SERVICE_NAMES.map((name) => path.join(run, `${name}.sock`));
+  const started = performance.now();
+  const up = startProcess(BARE_UP, ['up', ...sockets], { quiet: true });
+  await waitForPings(sockets, started);
+  const ms = performance.now() - started;
+  let cpu = up.child.pid === undefined ? 0 : cpuMs(up.child.pid);
+  for (const socket of sockets) for (const { pid } of findPids([BARE_UP, 'serve', socket])) cpu += cpuMs(pid);
+  await up.stop('SIGINT');
+  rmSync(run, { recursive: true, force: true });
+  return { ms, cpu };
 }
 
 /** Time to the first content chunk of a direct streamed call to the mock. */
@@ -372,8 +400,11 @@ export async function run(): Promise<void> {
     const starts: number[] = [];
     const cpus: Record<string, number>[] = [];
     let up: RunningProcess | undefined;
+    const floorStarts: { ms: number; cpu: number }[] = [];
     for (let i = 0; i < COLD_STARTS; i++) {
       if (up) await up.stop('SIGINT');
+      // The floor and the suite take turns, so that both see the machine as it is at that moment.
+      floorStarts.push(await bareColdStart(dir));
       const started = await coldStart(file, dir);
       up = started.up;
       starts.push(started.ms);
@@ -393,6 +424,21 @@ export async function run(): Promise<void> {
       ]),
     );
     record({ name: 'cold_start.cpu_ms', value: percentile(cpuTotals, 50), unit: 'ms', details: { each_ms: cpuEach, runs: cpuTotals } });
+    const floorMs = percentile(
+      floorStarts.map((f) => f.ms),
+      50,
+    );
+    record({ name: 'cold_start.floor.median_5', value: floorMs, unit: 'ms', details: { each_ms: floorStarts.map((f) => Math.round(f.ms)) } });
+    record({
+      name: 'cold_start.floor.cpu_ms',
+      value: percentile(
+        floorStarts.map((f) => f.cpu),
+        50,
+      ),
+      unit: 'ms',
+      details: { runs: floorStarts.map((f) => f.cpu) },
+    });
+    record({ name: 'cold_start.vs_floor', value: cold / floorMs, unit: 'x' });
     const env: Env = {
       file,
       mock,
