@@ -100,7 +100,7 @@ describe('serve: routing', () => {
     expect(seen).toBe('abc-123');
     expect(lines.find((l) => l.msg === 'inside handler')).toMatchObject({ request_id: 'abc-123', type: 'get', service: 'test' });
     await request(socketPath, { type: 'get' });
-    expect(seen).toMatch(/^[0-9a-f-]{36}$/);
+    expect(seen).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   it("gives every handler a context with V8's fast properties, of one shape for every request", async () => {

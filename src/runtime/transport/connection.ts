@@ -8,12 +8,12 @@
  * with EPIPE only when the peer has closed entirely, and keep probing while the
  * handler runs (a half-closed client may vanish later).
  */
-import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { ZinoError, abortError, errorFrame, castToError, type ErrorCode } from '../errors.js';
 import type { Frame, OutgoingFrame } from '../frame/codec.js';
 import { FrameDecoder } from '../frame/decoder.js';
 import type { Logger } from '../log.js';
+import { madeUpRequestId } from '../request-id.js';
 import type { Deadline, Deadlines } from './deadlines.js';
 import type { ReceiveBudget } from './receive-budget.js';
 import { FrameWriter } from './writer.js';
@@ -286,7 +286,7 @@ export class Connection {
   private async handle(request: Frame): Promise<void> {
     const started = performance.now();
     const type = request.type;
-    const requestId = typeof request.request_id === 'string' && REQUEST_ID.test(request.request_id) ? request.request_id : randomUUID();
+    const requestId = typeof request.request_id === 'string' && REQUEST_ID.test(request.request_id) ? request.request_id : madeUpRequestId();
     const { controller } = this;
     const ctx = new RequestContext(controller, this.options.log, requestId, typeof type === 'string' ? type : undefined, (frame) =>
       this.cancelled ? Promise.reject(abortError(controller.signal, 'request')) : this.writer.write(frame),
