@@ -19,6 +19,32 @@ import { renamedClasses, sourceClassNames } from './renamed-classes.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = path.join(root, 'dist', 'bundle');
 
+/**
+ * pino's transports (`pino.transport()`: a worker thread that logs for the process) are not
+ * used: every process logs through `pino.destination({ sync: true })` (src/runtime/log.ts). Yet
+ * pino loads them at start, and with them `node:worker_threads`, in every process: about 2 ms
+ * of CPU each for each of the seven services, which start at once (docs/benchmarks.md,
+ * round 13). So within pino and thread-stream, `thread-stream` is a class that refuses to be
+ * made, and `worker_threads` answers the one thing pino asks of it outside its transports,
+ * `isMainThread` (read only for a logger that is not `sync`): no process of ours runs pino in
+ * a worker. test/cli/start-imports.test.ts checks that no service loads worker_threads.
+ */
+const pinoWithoutTransports = {
+  name: 'pino-without-transports',
+  setup(build) {
+    build.onResolve({ filter: /^(node:)?(thread-stream|worker_threads)$/ }, (args) =>
+      /[\\/]node_modules[\\/](pino|thread-stream)[\\/]/.test(args.importer) ? { path: args.path.replace(/^node:/, ''), namespace: 'pino-shim' } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'pino-shim' }, (args) => ({
+      loader: 'js',
+      contents:
+        args.path === 'thread-stream'
+          ? "module.exports = class ThreadStream { constructor() { throw new Error('pino transports are not part of the zino bundle (scripts/bundle.mjs): log through pino.destination'); } };"
+          : 'module.exports = { isMainThread: true };',
+    }));
+  },
+};
+
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
@@ -37,6 +63,7 @@ const result = await build({
   keepNames: false,
   metafile: true,
   logLevel: 'warning',
+  plugins: [pinoWithoutTransports],
   // Bundled CommonJS dependencies (pino, ajv, natural …) call require() for Node's built-in modules.
   banner: { js: "import { createRequire as __zinoCreateRequire } from 'node:module';\nconst require = __zinoCreateRequire(import.meta.url);" },
 });

@@ -15,6 +15,8 @@ import { tempDir, waitFor } from './util.js';
 
 /** The module hook to give node with `--import`. */
 export const IMPORT_HOOK = path.join(PACKAGE_ROOT, 'test', 'fixtures', 'import-log.mjs');
+/** The module to give node with `--import` to list the built-in modules a process loaded. */
+const BUILTINS_LOG = path.join(PACKAGE_ROOT, 'test', 'fixtures', 'builtins-log.mjs');
 
 interface Metafile {
   outputs: Record<string, { entryPoint?: string; inputs: Record<string, unknown>; imports: { path: string; kind: string; external?: boolean }[] }>;
@@ -65,12 +67,32 @@ export async function importsOfService(
   overrides: ConfigOverrides = {},
   ready: (socket: string) => boolean | Promise<boolean> = () => true,
 ): Promise<string[]> {
+  return runService(service, ['--import', IMPORT_HOOK], 'ZINO_IMPORT_LOG', importedSources, overrides, ready);
+}
+
+/** Runs `zino serve SERVICE` until it answers ping, stops it, and returns the Node built-ins it loaded (`node:crypto` …). */
+export async function builtinsOfService(service: ServiceName): Promise<string[]> {
+  return runService(service, ['--import', BUILTINS_LOG], 'ZINO_BUILTINS_LOG', (log) => readFileSync(log, 'utf8').split('\n').filter(Boolean));
+}
+
+/**
+ * Runs `zino serve SERVICE` with `nodeArgs` until it answers ping and `ready` holds, stops it,
+ * and reads the log file it wrote (named to it in the environment variable `logVar`).
+ */
+async function runService<T>(
+  service: ServiceName,
+  nodeArgs: string[],
+  logVar: string,
+  read: (logFile: string) => T,
+  overrides: ConfigOverrides = {},
+  ready: (socket: string) => boolean | Promise<boolean> = () => true,
+): Promise<T> {
   const { dir, cleanup } = tempDir('zimports');
   try {
     const { file, config } = writeTestConfig(dir, overrides);
     const log = path.join(dir, 'imports.log');
-    const child = spawn(process.execPath, ['--import', IMPORT_HOOK, CLI_PATH, 'serve', service, '--config', file], {
-      env: { ...process.env, ZINO_IMPORT_LOG: log },
+    const child = spawn(process.execPath, [...nodeArgs, CLI_PATH, 'serve', service, '--config', file], {
+      env: { ...process.env, [logVar]: log },
       stdio: 'ignore',
     });
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -81,7 +103,7 @@ export async function importsOfService(
       child.kill('SIGTERM');
       await exited;
     }
-    return importedSources(log);
+    return read(log);
   } finally {
     cleanup();
   }

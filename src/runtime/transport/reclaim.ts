@@ -23,9 +23,12 @@
  * `--expose-gc` flag set at run time, the function taken from a fresh context.
  * Where that fails, nothing is collected early (V8 collects at the next allocation).
  */
+import { createRequire } from 'node:module';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { Logger } from '../log.js';
+
+/** Loads `node:vm` when `gc()` is first wanted, not at start: seven services start at once (docs/benchmarks.md, round 13). */
+const requireBuiltin = createRequire(import.meta.url);
 
 /** A peak of at least this many counted bytes since the last collection earns one (or half the budget, when smaller). */
 export const RECLAIM_AFTER_BYTES = 8 * 1024 * 1024;
@@ -47,6 +50,7 @@ function collector(): (() => void) | null {
   if (gcFunction === undefined) {
     try {
       setFlagsFromString('--expose-gc');
+      const { runInNewContext } = requireBuiltin('node:vm') as typeof import('node:vm');
       const fn: unknown = runInNewContext('gc');
       gcFunction = typeof fn === 'function' ? () => void Reflect.apply(fn, undefined, []) : null;
     } catch {
