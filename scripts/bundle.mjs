@@ -1,10 +1,12 @@
 /**
  * The second half of `npm run build` (after tsc): bundles the `zino` CLI with esbuild into
  * dist/bundle/ — the entry `zino.js` and one chunk per lazily loaded part (each command, each
- * service, the openai SDK, the MCP SDK …), every dependency inside. What `zino up`, the systemd
- * units, the `zino` wrapper and the tests run is this bundle: a service then loads a handful of
- * files instead of about fifty ES modules and the CommonJS modules of its dependencies, which was
- * most of its start-up (docs/benchmarks.md, issue 18; why esbuild: docs/decisions.md).
+ * service, the openai SDK, the MCP SDK …), every dependency inside — and beside it one file per
+ * service (`serve/NAME/serve.js`), which `zino serve NAME` loads instead of the command line's
+ * chunks. What `zino up`, the systemd units, the `zino` wrapper and the tests run is this bundle:
+ * a service then loads two or three files instead of about fifty ES modules and the CommonJS
+ * modules of its dependencies, which was most of its start-up (docs/benchmarks.md, issue 18; why
+ * esbuild and why a file per service: docs/decisions.md).
  *
  * Source maps sit beside each file (no sources inside, only the mappings); the logger maps a
  * logged stack back to src/ with them when it logs one (src/runtime/stack.ts). `meta.json` is
@@ -13,7 +15,7 @@
 import { build } from 'esbuild';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { renamedClasses, sourceClassNames } from './renamed-classes.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -45,11 +47,9 @@ const pinoWithoutTransports = {
   },
 };
 
-rmSync(outdir, { recursive: true, force: true });
-const result = await build({
+/** What every build below shares. */
+const common = {
   absWorkingDir: root,
-  entryPoints: { zino: 'src/cli/main.ts' },
-  outdir,
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -66,15 +66,62 @@ const result = await build({
   plugins: [pinoWithoutTransports],
   // Bundled CommonJS dependencies (pino, ajv, natural …) call require() for Node's built-in modules.
   banner: { js: "import { createRequire as __zinoCreateRequire } from 'node:module';\nconst require = __zinoCreateRequire(import.meta.url);" },
-});
-if (result.errors.length > 0 || result.warnings.length > 0) {
+};
+
+/** The seven services, as the configuration's schema names them (tsc has built it before this runs). */
+const { SERVICE_NAMES } = await import(pathToFileURL(path.join(root, 'dist', 'src', 'runtime', 'config', 'schema.js')).href);
+
+rmSync(outdir, { recursive: true, force: true });
+const results = [
+  await build({
+    ...common,
+    entryPoints: { zino: 'src/cli/main.ts' },
+    outdir,
+    // main.ts hands `zino serve NAME` for these to their own files (below). A string: esbuild would
+    // put an array in a chunk of its own, one more file for every start to load.
+    define: { ZINO_SERVICE_FILES: JSON.stringify(SERVICE_NAMES.join(' ')) },
+  }),
+];
+/**
+ * One file per service, `serve/NAME/serve.js`: that service's definition and serve-run.ts with
+ * everything they import, and nothing of the other services or the command line. Only what the
+ * service imports lazily (rtr's openai SDK, exc's MCP SDK) is in chunks of its own, and the code
+ * those share with the rest in one more. A service then starts from two files of the bundle
+ * (zino.js and this one) instead of eight or nine of the command line's chunks, which are shared
+ * by many entries (docs/benchmarks.md, round 13).
+ */
+for (const name of SERVICE_NAMES) {
+  results.push(
+    await build({
+      ...common,
+      stdin: {
+        contents: [
+          `import definition from './src/services/${name}/main.ts';`,
+          "import { serveDefinition } from './src/cli/serve-run.ts';",
+          `export const serve = (options) => serveDefinition(${JSON.stringify(name)}, () => definition, options);`,
+        ].join('\n'),
+        resolveDir: root,
+        sourcefile: `src/cli/serve-${name}.entry.ts`,
+        loader: 'ts',
+      },
+      outdir: path.join(outdir, 'serve', name),
+      entryNames: 'serve',
+    }),
+  );
+}
+if (results.some((result) => result.errors.length > 0 || result.warnings.length > 0)) {
   process.stderr.write('bundle: esbuild reported problems (see above)\n');
   process.exit(1);
 }
+/** The metafiles of every build as one: which sources each output holds. */
+const metafile = {
+  inputs: Object.assign({}, ...results.map((result) => result.metafile.inputs)),
+  outputs: Object.assign({}, ...results.map((result) => result.metafile.outputs)),
+};
 
 // A module that runs itself when it is the process's entry (`import.meta.url === argv[1]`) would
 // run inside the CLI if it landed in zino.js: none of those may be part of the bundle.
-for (const file of Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.js'))) {
+for (const file of Object.keys(metafile.outputs).filter((f) => f.endsWith('.js'))) {
   if (readFileSync(path.join(root, file), 'utf8').includes('pathToFileURL(process.argv[1])')) {
     process.stderr.write(`bundle: ${file} holds a module that runs itself as an entry point\n`);
     process.exit(1);
@@ -82,7 +129,7 @@ for (const file of Object.keys(result.metafile.outputs).filter((f) => f.endsWith
 }
 
 // A class of ours renamed by esbuild (a name collision in a chunk) would log under another name.
-const jsOutputs = Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.js'));
+const jsOutputs = Object.keys(metafile.outputs).filter((f) => f.endsWith('.js'));
 const renamed = renamedClasses(
   sourceClassNames(path.join(root, 'src')),
   jsOutputs.map((file) => readFileSync(path.join(root, file), 'utf8')),
@@ -92,4 +139,4 @@ if (renamed.length > 0) {
   process.exit(1);
 }
 
-writeFileSync(path.join(outdir, 'meta.json'), JSON.stringify(result.metafile));
+writeFileSync(path.join(outdir, 'meta.json'), JSON.stringify(metafile));

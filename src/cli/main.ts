@@ -2,9 +2,22 @@
 /**
  * The `zino` command's entry. The plain `zino serve NAME` that every service runs starts
  * the service directly; every other command line goes to the parser in program.ts.
+ *
+ * Bundled, each of the seven services has a file of its own beside this one
+ * (`serve/NAME/serve.js`, scripts/bundle.mjs), which holds that service and what it needs:
+ * a start loads two files instead of the eight or nine chunks of the command line's bundle
+ * (about 5 ms of CPU each, seven at once: docs/benchmarks.md, round 13). Run from tsc's output,
+ * `ZINO_SERVICE_FILES` is not defined and every name goes through serve.ts.
  */
+import type { ServeOptions } from './serve-run.js';
 import { plainServeArgv } from './serve-argv.js';
 
+/** The services with a file of their own in the bundle, separated by spaces; set by scripts/bundle.mjs (esbuild's `define`). */
+declare const ZINO_SERVICE_FILES: string | undefined;
+
 const serve = plainServeArgv(process.argv.slice(2));
-if (serve) await (await import('./commands/serve.js')).serveCommand(serve.service, serve.options);
+if (serve && typeof ZINO_SERVICE_FILES !== 'undefined' && ZINO_SERVICE_FILES.split(' ').includes(serve.service)) {
+  const file = new URL(`./serve/${serve.service}/serve.js`, import.meta.url).href;
+  await ((await import(file)) as { serve: (options: ServeOptions) => Promise<void> }).serve(serve.options);
+} else if (serve) await (await import('./commands/serve.js')).serveCommand(serve.service, serve.options);
 else await (await import('./program.js')).runProgram(process.argv);

@@ -4,16 +4,42 @@
  * and without the Node built-ins it does not need, and `zino up` loads the client library
  * only after it has spawned the services.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SERVICE_NAMES } from '../../src/runtime/index.js';
+import { PACKAGE_ROOT } from '../../src/testing/paths.js';
 import { runCli } from '../helpers/cli.js';
-import { builtinsOfService, importsOfService, staticSources } from '../helpers/imports.js';
+import { builtinsOfService, bundleFilesOfService, importsOfService, staticSources } from '../helpers/imports.js';
 
 describe('zino serve', () => {
-  it('starts a service without loading commander or the rest of the command line', async () => {
+  it('starts each service from its own file of the bundle, without commander or the other services', async () => {
+    for (const service of SERVICE_NAMES) {
+      // zino.js, esbuild's helpers shared by every file, and the service's own file (and, for rtr and exc,
+      // the chunk their lazily imported SDK shares with it): not the command line's chunks (scripts/bundle.mjs).
+      const files = await bundleFilesOfService(service);
+      expect(files).toContain('zino.js');
+      expect(files).toContain(`serve/${service}/serve.js`);
+      const others = files.filter((file) => file !== 'zino.js' && !file.startsWith(`serve/${service}/`));
+      expect({ service, others: others.filter((file) => !isHelpersChunk(file)) }).toEqual({ service, others: [] });
+      expect(others.length).toBeLessThanOrEqual(1);
+    }
     const sources = await importsOfService('sys');
-    expect(sources).toContain('src/cli/commands/serve.ts');
-    expect(sources.filter((source) => source.includes('node_modules/commander/') || source === 'src/cli/program.ts')).toEqual([]);
+    expect(sources).toContain('src/cli/serve-run.ts');
+    expect(sources).toContain('src/services/sys/main.ts');
+    const unwanted = (source: string): boolean =>
+      source.includes('node_modules/commander/') ||
+      source === 'src/cli/program.ts' ||
+      source === 'src/cli/commands/serve.ts' ||
+      (source.startsWith('src/services/') && !source.startsWith('src/services/sys/'));
+    expect(sources.filter(unwanted)).toEqual([]);
+  });
+
+  it("serves a name without a file of its own (http, runner) through the command line's chunks", async () => {
+    const runner = await runCli(['serve', 'runner']);
+    // No [approval] host_user: the runner has nothing to do and says so (exit 0), from commands/serve.ts.
+    expect(runner.code).toBe(0);
+    expect(runner.stderr).toContain('no [approval] host_user');
   });
 
   it('loads node:crypto only where it is used, and node:worker_threads and node:vm in no service', async () => {
@@ -52,3 +78,11 @@ describe('zino up', () => {
     expect(sources.filter((source) => source.startsWith('src/client/') || source.startsWith('src/protocol/'))).toEqual([]);
   });
 });
+
+/** esbuild's helpers (`__commonJS`, `__require` …), a chunk with no sources of its own that every entry of a build imports. */
+function isHelpersChunk(file: string): boolean {
+  const { outputs } = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'dist', 'bundle', 'meta.json'), 'utf8')) as {
+    outputs: Record<string, { inputs: Record<string, unknown> }>;
+  };
+  return Object.keys(outputs[`dist/bundle/${file}`]?.inputs ?? { none: true }).length === 0;
+}

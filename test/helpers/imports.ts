@@ -70,6 +70,19 @@ export async function importsOfService(
   return runService(service, ['--import', IMPORT_HOOK], 'ZINO_IMPORT_LOG', importedSources, overrides, ready);
 }
 
+/** Runs `zino serve SERVICE` (bundled, with the hook) until it answers ping, stops it, and returns the files of the bundle it loaded (`zino.js`, `serve/sys/serve.js` …). */
+export async function bundleFilesOfService(service: ServiceName): Promise<string[]> {
+  const bundle = path.join(PACKAGE_ROOT, 'dist', 'bundle');
+  return runService(service, ['--import', IMPORT_HOOK], 'ZINO_IMPORT_LOG', (log) => [
+    ...new Set(
+      readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((url) => url.startsWith('file://'))
+        .map((url) => path.relative(bundle, fileURLToPath(url))),
+    ),
+  ]);
+}
+
 /** Runs `zino serve SERVICE` until it answers ping, stops it, and returns the Node built-ins it loaded (`node:crypto` …). */
 export async function builtinsOfService(service: ServiceName): Promise<string[]> {
   return runService(service, ['--import', BUILTINS_LOG], 'ZINO_BUILTINS_LOG', (log) => readFileSync(log, 'utf8').split('\n').filter(Boolean));
