@@ -4,7 +4,7 @@
  * service, the openai SDK, the MCP SDK …), every dependency inside — and beside it one file per
  * service (`serve/NAME/serve.js`), which `zino serve NAME` loads instead of the command line's
  * chunks. What `zino up`, the systemd units, the `zino` wrapper and the tests run is this bundle:
- * a service then loads two or three files instead of about fifty ES modules and the CommonJS
+ * a service then loads three or four files instead of about fifty ES modules and the CommonJS
  * modules of its dependencies, which was most of its start-up (docs/benchmarks.md, issue 18; why
  * esbuild and why a file per service: docs/decisions.md).
  *
@@ -86,9 +86,9 @@ const results = [
  * One file per service, `serve/NAME/serve.js`: that service's definition and serve-run.ts with
  * everything they import, and nothing of the other services or the command line. Only what the
  * service imports lazily (rtr's openai SDK, exc's MCP SDK) is in chunks of its own, and the code
- * those share with the rest in one more. A service then starts from two files of the bundle
- * (zino.js and this one) instead of eight or nine of the command line's chunks, which are shared
- * by many entries (docs/benchmarks.md, round 13).
+ * those share with the rest in one more. A service then starts from three files of the bundle
+ * (zino.js, esbuild's helpers and this one) instead of nine to fifteen of the command line's
+ * chunks, which are shared by many entries (docs/benchmarks.md, round 13).
  */
 for (const name of SERVICE_NAMES) {
   results.push(

@@ -5,8 +5,8 @@
  *
  * Bundled, each of the seven services has a file of its own beside this one
  * (`serve/NAME/serve.js`, scripts/bundle.mjs), which holds that service and what it needs:
- * a start loads two files instead of the eight or nine chunks of the command line's bundle
- * (about 5 ms of CPU each, seven at once: docs/benchmarks.md, round 13). Run from tsc's output,
+ * a start loads three files (with esbuild's helpers) instead of the nine to fifteen of the
+ * command line's bundle (about 5 ms of CPU each, seven at once: docs/benchmarks.md, round 13). Run from tsc's output,
  * `ZINO_SERVICE_FILES` is not defined and every name goes through serve.ts.
  */
 import type { ServeOptions } from './serve-run.js';
