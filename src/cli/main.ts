@@ -5,7 +5,7 @@
  *
  * Bundled, each of the seven services has a file of its own beside this one
  * (`serve/NAME/serve.js`, scripts/bundle.mjs), which holds that service and what it needs:
- * a start loads three files (with esbuild's helpers) instead of the nine to fifteen of the
+ * a start loads three files (with esbuild's helpers) instead of the seven to fifteen of the
  * command line's bundle (about 5 ms of CPU each, seven at once: docs/benchmarks.md, round 13). Run from tsc's output,
  * `ZINO_SERVICE_FILES` is not defined and every name goes through serve.ts.
  */
