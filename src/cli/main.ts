@@ -6,13 +6,14 @@
  * Bundled, each of the seven services has a file of its own beside this one
  * (`serve/NAME/serve.js`, scripts/bundle.mjs), which holds that service and what it needs:
  * a start loads three files (with esbuild's helpers) instead of the seven to fifteen of the
- * command line's bundle (about 5 ms of CPU each, seven at once: docs/benchmarks.md, round 13). Run from tsc's output,
- * `ZINO_SERVICE_FILES` is not defined and every name goes through serve.ts.
+ * command line's bundle (about 5 ms of CPU each, seven at once: docs/benchmarks.md, round 13).
+ * Run from tsc's output, `ZINO_SERVICE_FILES` is not defined and every name goes through
+ * serve.ts.
  */
 import type { ServeOptions } from './serve-run.js';
 import { plainServeArgv } from './serve-argv.js';
 
-/** The services with a file of their own in the bundle, separated by spaces; set by scripts/bundle.mjs (esbuild's `define`). */
+/** The services with a file of their own in the bundle, separated by spaces: set by scripts/bundle.mjs (esbuild's `define`). */
 declare const ZINO_SERVICE_FILES: string | undefined;
 
 const serve = plainServeArgv(process.argv.slice(2));

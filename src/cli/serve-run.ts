@@ -20,8 +20,9 @@ import {
   type LoadedConfig,
   type Logger,
   type ResolvedConfig,
+  type ServiceDefinition,
+  type ServiceName,
 } from '../runtime/index.js';
-import type { ServiceDefinition, ServiceName } from '../runtime/index.js';
 import { EXIT } from '../runtime/exit.js';
 import type { ConfigOptions } from './config.js';
 

@@ -4,13 +4,16 @@
  * and without the Node built-ins it does not need, and `zino up` loads the client library
  * only after it has spawned the services.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SERVICE_NAMES } from '../../src/runtime/index.js';
-import { PACKAGE_ROOT } from '../../src/testing/paths.js';
+import { CLI_PATH, PACKAGE_ROOT } from '../../src/testing/paths.js';
+import { writeTestConfig } from '../../src/testing/suite.js';
 import { runCli } from '../helpers/cli.js';
-import { builtinsOfService, bundleFilesOfService, importsOfService, staticSources } from '../helpers/imports.js';
+import { IMPORT_HOOK, builtinsOfService, bundleFilesOfService, importedSources, importsOfService, staticSources } from '../helpers/imports.js';
+import { tempDir } from '../helpers/util.js';
 
 describe('zino serve', () => {
   it('starts each service from its own file of the bundle, without commander or the other services', async () => {
@@ -35,11 +38,25 @@ describe('zino serve', () => {
     expect(sources.filter(unwanted)).toEqual([]);
   });
 
-  it("serves a name without a file of its own (http, runner) through the command line's chunks", async () => {
-    const runner = await runCli(['serve', 'runner']);
-    // No [approval] host_user: the runner has nothing to do and says so (exit 0), from commands/serve.ts.
-    expect(runner.code).toBe(0);
-    expect(runner.stderr).toContain('no [approval] host_user');
+  it("serves a name without a file of its own (runner) through the command line's chunks", () => {
+    const { dir, cleanup } = tempDir('zrunner');
+    try {
+      const { file } = writeTestConfig(dir);
+      const log = path.join(dir, 'imports.log');
+      const runner = spawnSync(process.execPath, ['--import', IMPORT_HOOK, CLI_PATH, 'serve', 'runner', '--config', file], {
+        env: { ...process.env, ZINO_IMPORT_LOG: log },
+        encoding: 'utf8',
+      });
+      // No [approval] host_user: the runner has nothing to do and says so (exit 0).
+      expect(runner.status).toBe(0);
+      expect(runner.stderr).toContain('no [approval] host_user');
+      const sources = importedSources(log);
+      expect(sources).toContain('src/cli/commands/serve.ts');
+      expect(sources).toContain('src/services/exc/runner/main.ts');
+      expect(readFileSync(log, 'utf8')).not.toContain('/dist/bundle/serve/');
+    } finally {
+      cleanup();
+    }
   });
 
   it('loads node:crypto only where it is used, and node:worker_threads and node:vm in no service', async () => {
