@@ -87,7 +87,7 @@ const results = [
  * everything they import, and nothing of the other services or the command line. Only what the
  * service imports lazily (rtr's openai SDK, exc's MCP SDK) is in chunks of its own, and the code
  * those share with the rest in one more. A service then starts from three files of the bundle
- * (zino.js, esbuild's helpers and this one) instead of seven to fifteen of the command line's
+ * (zino.js, esbuild's helpers and this one; four for rtr and exc) instead of seven to fifteen of the command line's
  * chunks, which are shared by many entries (docs/benchmarks.md, round 13).
  */
 for (const name of SERVICE_NAMES) {

@@ -39,9 +39,10 @@ export async function runServe(
   options: ServeOptions,
   start: (config: Readonly<ResolvedConfig>, log: Logger, loaded: LoadedConfig) => Promise<boolean | void>,
 ): Promise<void> {
-  // Before anything else (before the first log line anyone may react to): a stop asked for
-  // while the service starts (mem indexes its memories) is kept and delivered again once
+  // Before the configuration, the first log line and the service's create() (mem indexes its
+  // memories): a stop asked for while the service starts is kept and delivered again once
   // runService has its handlers, instead of killing us mid-start with SIGTERM's default action.
+  // (Only loading the code comes before this, and nothing is started or written while it loads.)
   let earlySignal: NodeJS.Signals | undefined;
   const early = (signal: NodeJS.Signals): void => {
     earlySignal ??= signal;

@@ -7,7 +7,8 @@
  * approvals.ts, src/frontends/http/token.ts). V8 seeds `Math.random()` in each process from the
  * operating system's entropy, so ids stay distinct across the seven services and across
  * restarts. Loading `node:crypto` for it cost every service about 6 ms of CPU at start
- * (docs/benchmarks.md, round 13), on the cold start's path: only mem and exc need it otherwise.
+ * (docs/benchmarks.md, round 13), on the cold start's path: daemon, agr, ctx and sys need it for
+ * nothing else (mem and exc hash with it, and rtr's openai SDK takes `globalThis.crypto`).
  */
 
 /** `00` … `ff`, so an id is sixteen table look-ups and no number formatting. */

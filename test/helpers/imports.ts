@@ -45,7 +45,8 @@ export function importedSources(logFile: string): string[] {
  */
 export function staticSources(entry: string): string[] {
   const { outputs } = metafile();
-  const start = Object.keys(outputs).find((file) => outputs[file]?.entryPoint === entry);
+  // The command line's build: the services' own builds (dist/bundle/serve/) have entry points of the same sources.
+  const start = Object.keys(outputs).find((file) => outputs[file]?.entryPoint === entry && !file.startsWith('dist/bundle/serve/'));
   if (start === undefined) throw new Error(`no file of the bundle has the entry point ${entry}`);
   const seen = new Set<string>();
   const visit = (file: string): void => {
