@@ -1,10 +1,10 @@
 /**
- * The plain `zino serve NAME` that the services run is read without commander
- * (src/cli/serve-argv.ts); every other command line is left to commander.
+ * The plain `zino serve NAME` that the services run, and the plain `zino up`, are read
+ * without commander (src/cli/serve-argv.ts); every other command line is left to commander.
  * test/cli/start-imports.test.ts runs both paths.
  */
 import { describe, expect, it } from 'vitest';
-import { plainServeArgv } from '../../src/cli/serve-argv.js';
+import { plainServeArgv, plainUpArgv } from '../../src/cli/serve-argv.js';
 
 describe('plainServeArgv', () => {
   it.each([
@@ -41,5 +41,38 @@ describe('plainServeArgv', () => {
     [['serve', 'sys', '--']],
   ])('leaves %j to commander', (argv) => {
     expect(plainServeArgv(argv)).toBeUndefined();
+  });
+});
+
+describe('plainUpArgv', () => {
+  it.each([
+    [['up'], {}],
+    [['up', '--config', 'a.toml'], { config: 'a.toml' }],
+    [['up', '-c', 'a.toml', '--dir', '.zino'], { config: 'a.toml', dir: '.zino' }],
+    [['up', '--http'], { http: true }],
+    [['up', '--dir=.zino', '--http', '--config=a.toml'], { dir: '.zino', config: 'a.toml', http: true }],
+  ])('reads %j', (argv, expected) => {
+    expect(plainUpArgv(argv)).toEqual(expected);
+  });
+
+  it.each([
+    [[]],
+    [['serve', 'sys']],
+    [['status']],
+    [['up', '--help']],
+    [['up', '-h']],
+    [['up', 'sys']],
+    [['up', '--http', '--http']],
+    [['up', '--http=yes']],
+    [['up', '--config']],
+    [['up', '--config', 'a', '--config', 'b']],
+    [['up', '--verbose']],
+    [['up', '--']],
+  ])('leaves %j to commander', (argv) => {
+    expect(plainUpArgv(argv)).toBeUndefined();
+  });
+
+  it('reads no switch that serve does not know', () => {
+    expect(plainServeArgv(['serve', 'sys', '--http'])).toBeUndefined();
   });
 });

@@ -4,12 +4,13 @@
  * and without the Node built-ins it does not need, and `zino up` loads the client library
  * only after it has spawned the services.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SERVICE_NAMES } from '../../src/runtime/index.js';
 import { CLI_PATH, PACKAGE_ROOT } from '../../src/testing/paths.js';
+import { waitForPing } from '../../src/testing/process.js';
 import { writeTestConfig } from '../../src/testing/suite.js';
 import { runCli } from '../helpers/cli.js';
 import { IMPORT_HOOK, builtinsOfService, bundleFilesOfService, importedSources, importsOfService, staticSources } from '../helpers/imports.js';
@@ -90,11 +91,36 @@ describe('zino serve', () => {
 
 describe('zino up', () => {
   it('loads the client library only after it has spawned the services', () => {
-    // Everything that runs before upCommand: the entry, the command line, up's own chunk.
-    const sources = ['src/cli/main.ts', 'src/cli/program.ts', 'src/cli/commands/up.ts'].flatMap(staticSources);
+    // Everything that runs before upCommand: the entry and up's own chunk (a plain `zino up` skips commander).
+    const sources = ['src/cli/main.ts', 'src/cli/commands/up.ts'].flatMap(staticSources);
     expect(sources).toContain('src/cli/up/supervisor.ts');
     expect(sources).toContain('src/cli/config.ts');
     expect(sources.filter((source) => source.startsWith('src/client/') || source.startsWith('src/protocol/'))).toEqual([]);
+  });
+
+  it('starts the suite without loading commander or the rest of the command line', async () => {
+    const { dir, cleanup } = tempDir('zupimports');
+    try {
+      const { file, config } = writeTestConfig(dir, { exc: { sandbox: 'none' } });
+      const log = path.join(dir, 'imports.log');
+      const up = spawn(process.execPath, ['--import', IMPORT_HOOK, CLI_PATH, 'up', '--config', file], {
+        env: { ...process.env, ZINO_IMPORT_LOG: log },
+        stdio: 'ignore',
+      });
+      const exited = new Promise((resolve) => up.once('exit', resolve));
+      try {
+        for (const service of SERVICE_NAMES) await waitForPing(config[service].socket);
+      } finally {
+        up.kill('SIGINT');
+        await exited;
+      }
+      // Only zino up's own imports are logged: its children run without the hook.
+      const sources = importedSources(log);
+      expect(sources).toContain('src/cli/commands/up.ts');
+      expect(sources.filter((source) => source.includes('node_modules/commander/') || source === 'src/cli/program.ts')).toEqual([]);
+    } finally {
+      cleanup();
+    }
   });
 });
 
