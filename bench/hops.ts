@@ -18,7 +18,8 @@
  *   is still compiling then: a relay's CPU per request falls by half over its first
  *   1,500–2,000 requests as its hot functions reach optimised code;
  * - `hops.N.*`: after {@link STEADY_AFTER} requests, when the JIT has mostly settled (the
- *   suite's targets are ratios to this one, measured after the same warm-up).
+ *   suite's targets are ratios to this one, measured after the same warm-up). In `npm run
+ *   bench suite`, these chains take turns with the suite in blocks ({@link SteadyFloor}).
  *
  * Then, apart (`measureHopSplit`, after 3,000 requests as the steady floor), two
  * 7-hop chains that split the floor, each in
@@ -158,8 +159,7 @@ async function measureChains(chains: readonly Chain[], phase: Phase): Promise<Ho
 
 /** {@link REQUESTS} requests through each of `chains` in turns: latency and CPU per request of each. */
 async function measureWindow(chains: readonly Chain[], frame: Buffer): Promise<HopFloor[]> {
-  const pids = (chain: Chain): Record<string, number> => Object.fromEntries(chain.procs.map((p, i) => [String(i), p.pid as number]));
-  const before = chains.map((c) => cpuSnapshot(pids(c)));
+  const before = chains.map((c) => cpuSnapshot(chainPids(c)));
   const times: number[][] = chains.map(() => []);
   for (let i = 0; i < REQUESTS; i++) {
     for (const [k, chain] of chains.entries()) {
@@ -167,7 +167,7 @@ async function measureWindow(chains: readonly Chain[], frame: Buffer): Promise<H
       await sleep(IDLE_MS);
     }
   }
-  const after = chains.map((c) => cpuSnapshot(pids(c)));
+  const after = chains.map((c) => cpuSnapshot(chainPids(c)));
   return chains.map((chain, k): HopFloor => {
     const cpu = cpuPerRequest(before[k] ?? {}, after[k] ?? {}, REQUESTS).total;
     const t = times[k] ?? [];
@@ -175,8 +175,13 @@ async function measureWindow(chains: readonly Chain[], frame: Buffer): Promise<H
   });
 }
 
-function recordChain(name: string, f: HopFloor, after: number): void {
-  record({ name: `${name}.p50`, value: f.p50, unit: 'ms', details: { requests: REQUESTS, after, frame_bytes: FRAME_BYTES, idle_ms: IDLE_MS } });
+/** A chain's processes by link, for {@link cpuSnapshot}. */
+function chainPids(chain: Chain): Record<string, number> {
+  return Object.fromEntries(chain.procs.map((p, i) => [String(i), p.pid as number]));
+}
+
+function recordChain(name: string, f: HopFloor, after: number, requests = REQUESTS): void {
+  record({ name: `${name}.p50`, value: f.p50, unit: 'ms', details: { requests, after, frame_bytes: FRAME_BYTES, idle_ms: IDLE_MS } });
   record({ name: `${name}.p90`, value: f.p90, unit: 'ms' });
   record({ name: `${name}.cpu_per_request`, value: f.cpu, unit: 'ms', details: { processes: f.hops } });
 }
@@ -247,6 +252,83 @@ export function measureHopSplit(): Promise<void> {
       record({ name: `${name}.p50_vs_ref`, value: f.p50 / ref.p50, unit: 'x' });
     }
   });
+}
+
+/**
+ * The steady 6- and 7-hop floors kept running beside the suite, so that the suite's
+ * window and the floor's can take turns in blocks (bench/suite.ts): both then see the
+ * machine as it is in the same seconds. Taken one after the other, half a minute apart,
+ * the two moved apart on a host whose speed changed within a minute (docs/benchmarks.md,
+ * round 13: the suite read 5.7 and 7.7 ms of CPU per request in two runs of one tree while
+ * its floor read 3.05 and 2.75 ms). Blocks, not single requests: request by request, each
+ * process's caches would be as cold as a chain's among six (round 6), and the small floor
+ * would suffer more than the suite, flattering every ratio.
+ */
+export class SteadyFloor {
+  /** Rounds carried so far (a round is one request through each chain). */
+  carried = 0;
+  private readonly frame = frameOf(FRAME_BYTES);
+  private window: { before: Record<string, number>[]; times: number[][]; rounds: number } | undefined;
+
+  private constructor(
+    private readonly chains: Chain[],
+    private readonly dir: string,
+  ) {}
+
+  /** Starts the 6- and 7-hop chains (stop them with {@link stop}). */
+  static async start(): Promise<SteadyFloor> {
+    const floor = new SteadyFloor([], mkdtempSync(path.join(tmpdir(), 'zhops-')));
+    try {
+      await startChain(floor.chains, floor.dir, 6, 'fresh');
+      await startChain(floor.chains, floor.dir, 7, 'fresh');
+    } catch (err) {
+      await floor.stop();
+      throw err;
+    }
+    return floor;
+  }
+
+  /** `n` rounds, each chain in turn with {@link IDLE_MS} after each request; counted in the window once it has begun. */
+  async rounds(n: number): Promise<void> {
+    for (let i = 0; i < n; i++) {
+      for (const [k, chain] of this.chains.entries()) {
+        const ms = await request(chain, this.frame);
+        this.window?.times[k]?.push(ms);
+        await sleep(IDLE_MS);
+      }
+      this.carried++;
+      if (this.window) this.window.rounds++;
+    }
+  }
+
+  /** Starts the measured window: the CPU of every link from now, and the time of every request. */
+  beginWindow(): void {
+    this.window = { before: this.chains.map((c) => cpuSnapshot(chainPids(c))), times: this.chains.map(() => []), rounds: 0 };
+  }
+
+  /**
+   * Ends the window and records its figures (`hops.6.*`, `hops.7.*`). The CPU is each chain's
+   * over the whole window, its idle blocks included: what a link does after a request is
+   * counted wherever it falls.
+   */
+  endWindow(): Floors {
+    const window = this.window;
+    if (!window || window.rounds === 0) throw new Error('the floor window has no requests');
+    this.window = undefined;
+    const [six, seven] = this.chains.map((chain, k): HopFloor => {
+      const cpu = cpuPerRequest(window.before[k] ?? {}, cpuSnapshot(chainPids(chain)), window.rounds).total;
+      const t = window.times[k] ?? [];
+      return { hops: chain.hops, p50: percentile(t, 50), p90: percentile(t, 90), cpu };
+    }) as [HopFloor, HopFloor];
+    recordChain('hops.6', six, STEADY_AFTER, window.rounds);
+    recordChain('hops.7', seven, STEADY_AFTER, window.rounds);
+    return { six, seven };
+  }
+
+  async stop(): Promise<void> {
+    await stopChains(this.chains);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
 }
 
 /** `npm run bench hops`: the early floor, the steady floor, then the split. */

@@ -12,7 +12,8 @@
  *   p50 (≤ 2×), warm meaning the steady window below;
  * - TTFT: first chunk of a short streamed reply through the daemon vs a direct
  *   call to the same mock with the openai SDK, 300 pairs once the JIT has settled
- *   (after 3,000 requests, as the floor); the overhead's p50 ≤ 1.3× the 6-hop
+ *   (after 3,000 requests, as the floor, the two taking turns in blocks of 50 through
+ *   the warm-up and the window, so that both are read in the same seconds); the overhead's p50 ≤ 1.3× the 6-hop
  *   floor's p50, its p90 ≤ 1.5× the floor's p90. The mock runs as its own process
  *   (`zino mock-llm`), as a real endpoint would, so both paths cross to it the same
  *   way. The same 300 pairs earlier, after 50 requests (names ending in `.early`),
@@ -37,7 +38,7 @@ import { startHttpFrontEnd } from '../src/testing/http.js';
 import { writeTestConfig } from '../src/testing/suite.js';
 import { CLI_PATH } from '../src/testing/paths.js';
 import { startProcess, type RunningProcess } from '../src/testing/process.js';
-import { STEADY_AFTER, measureHopFloor, measureHopSplit, type Floors } from './hops.js';
+import { STEADY_AFTER, SteadyFloor, measureHopFloor, measureHopSplit, type Floors } from './hops.js';
 import { percentile, record } from './lib.js';
 import { cpuMs, cpuPerRequest, cpuSnapshot, findPids, memoryMB, syscalls } from './proc.js';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -46,6 +47,8 @@ import { fileURLToPath } from 'node:url';
 
 const TTFT_RUNS = 300;
 const TTFT_WARMUP = 30;
+/** Requests of the suite, or rounds of the floor, in one turn of the steady window (and of the warm-up before it). */
+const BLOCK = 50;
 const FIRST_RUNS = 20;
 const HTTP_RUNS = 60;
 const COLD_STARTS = 5;
@@ -183,12 +186,19 @@ async function firstRequests(env: Env): Promise<number[]> {
   return first;
 }
 
-/** The TTFT figures of one window of {@link TTFT_RUNS} pairs. */
+/** The figures of one window of {@link TTFT_RUNS} pairs. */
 interface TtftWindow {
   o50: number;
   o90: number;
   s50: number;
+  s90: number;
   d50: number;
+  d90: number;
+  /** CPU per request summed over the suite's processes, ms, and each one's. */
+  cpu: number;
+  each: Record<string, number>;
+  /** Write system calls per request, by process. */
+  writes: Record<string, number>;
 }
 
 /**
@@ -199,7 +209,8 @@ interface TtftWindow {
  *   services' JIT is still compiling then (their CPU per request halves over the next
  *   few thousand requests);
  * - steady, after {@link STEADY_AFTER} requests, the same warm-up as the floor it is
- *   compared with: the figures with targets.
+ *   compared with, the two taking turns in blocks of {@link BLOCK} ({@link SteadyFloor}):
+ *   the figures with targets.
  */
 async function ttft(env: Env, first: number[]): Promise<void> {
   await setScript(env.mock, { rules: [{ reply: 'The short answer is yes, it works.', chunkSize: 4 }] });
@@ -211,19 +222,32 @@ async function ttft(env: Env, first: number[]): Promise<void> {
   // The early window as in rounds 1–6: the floor's early phase (a few seconds), 30 pairs, 300 pairs.
   const earlyFloor = await measureHopFloor('early');
   for (let i = 0; i < TTFT_WARMUP; i++) await pair();
-  const early = await ttftWindow(env, pair, earlyFloor, '.early');
-  // The steady floor first (half a minute, the suite idle meanwhile), then the suite's own warm-up, so that
-  // the window follows thousands of requests and not a pause (after 30 s idle, V8's memory reducer costs the
-  // next few hundred requests their warmth: docs/benchmarks.md, round 7). The floor is thus taken 30–45 s
-  // before the window, not in turns with it. Both paths warm alike: a direct path still compiling would make
-  // the suite's overhead look smaller.
-  const floor = await measureHopFloor('steady');
-  while (carried < STEADY_AFTER) await pair();
-  const steady = await ttftWindow(env, pair, floor, '');
+  const early = await ttftWindow(env, pair);
+  recordWindow(early, earlyFloor, '.early');
   record({ name: 'ttft.overhead.p50_vs_6_hops.early', value: early.o50 / earlyFloor.six.p50, unit: 'x' });
   record({ name: 'ttft.overhead.p90_vs_6_hops.early', value: early.o90 / earlyFloor.six.p90, unit: 'x' });
-  record({ name: 'ttft.overhead.p50_vs_6_hops', value: steady.o50 / floor.six.p50, unit: 'x', target: '<= 1.3', ok: steady.o50 / floor.six.p50 <= 1.3 });
-  record({ name: 'ttft.overhead.p90_vs_6_hops', value: steady.o90 / floor.six.p90, unit: 'x', target: '<= 1.5', ok: steady.o90 / floor.six.p90 <= 1.5 });
+  // The steady window: the floor's chains and the suite take turns in blocks of BLOCK, through the warm-up to
+  // STEADY_AFTER requests each and through the window, so that neither sits idle before its window (after 30 s
+  // idle, V8's memory reducer costs the next few hundred requests their warmth: docs/benchmarks.md, round 7) and
+  // both are measured in the same seconds. Both paths warm alike: a direct path still compiling would make the
+  // suite's overhead look smaller.
+  const floor = await SteadyFloor.start();
+  let steady: TtftWindow;
+  let floors: Floors;
+  try {
+    while (floor.carried < STEADY_AFTER || carried < STEADY_AFTER) {
+      if (floor.carried < STEADY_AFTER) await floor.rounds(BLOCK);
+      for (let i = 0; i < BLOCK && carried < STEADY_AFTER; i++) await pair();
+    }
+    floor.beginWindow();
+    steady = await ttftWindow(env, pair, () => floor.rounds(BLOCK));
+    floors = floor.endWindow();
+  } finally {
+    await floor.stop();
+  }
+  recordWindow(steady, floors, '');
+  record({ name: 'ttft.overhead.p50_vs_6_hops', value: steady.o50 / floors.six.p50, unit: 'x', target: '<= 1.3', ok: steady.o50 / floors.six.p50 <= 1.3 });
+  record({ name: 'ttft.overhead.p90_vs_6_hops', value: steady.o90 / floors.six.p90, unit: 'x', target: '<= 1.5', ok: steady.o90 / floors.six.p90 <= 1.5 });
   const firstOverhead = (first[0] ?? Number.NaN) - steady.d50;
   const first20 = percentile(first, 50);
   record({
@@ -244,14 +268,19 @@ async function ttft(env: Env, first: number[]): Promise<void> {
   });
 }
 
-/** {@link TTFT_RUNS} pairs: records TTFT, overhead and CPU per request (names end in `suffix`) and returns the TTFT figures. */
-async function ttftWindow(env: Env, pair: () => Promise<{ direct: number; suite: number }>, floor: Floors, suffix: string): Promise<TtftWindow> {
+/**
+ * {@link TTFT_RUNS} pairs, and their CPU summed over the suite's processes. With `between`, it runs before each
+ * block of {@link BLOCK} pairs (the floor's turn); the suite's CPU is taken over the whole window, the floor's
+ * blocks included, so that what a service does after a request is counted wherever it falls.
+ */
+async function ttftWindow(env: Env, pair: () => Promise<{ direct: number; suite: number }>, between?: () => Promise<void>): Promise<TtftWindow> {
   const pids = suitePids(env);
   const before = cpuSnapshot(pids);
   const writesBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, syscalls(pid).writes]));
   const direct: number[] = [];
   const suite: number[] = [];
   for (let i = 0; i < TTFT_RUNS; i++) {
+    if (between && i % BLOCK === 0) await between();
     const p = await pair();
     direct.push(p.direct);
     suite.push(p.suite);
@@ -263,20 +292,32 @@ async function ttftWindow(env: Env, pair: () => Promise<{ direct: number; suite:
   );
   const d50 = percentile(direct, 50);
   const s50 = percentile(suite, 50);
-  const o50 = s50 - d50;
-  const o90 = percentile(suite, 90) - percentile(direct, 90);
+  return {
+    o50: s50 - d50,
+    o90: percentile(suite, 90) - percentile(direct, 90),
+    s50,
+    d50,
+    d90: percentile(direct, 90),
+    s90: percentile(suite, 90),
+    cpu: cpu.total,
+    each: cpu.each,
+    writes,
+  };
+}
+
+/** Records a window's TTFT, overhead and CPU per request (names end in `suffix`), and the CPU against the 7-hop floor. */
+function recordWindow(w: TtftWindow, floor: Floors, suffix: string): void {
   const name = (figure: string): string => `${figure}${suffix}`;
-  record({ name: name('ttft.direct.p50'), value: d50, unit: 'ms' });
-  record({ name: name('ttft.direct.p90'), value: percentile(direct, 90), unit: 'ms' });
-  record({ name: name('ttft.suite.p50'), value: s50, unit: 'ms' });
-  record({ name: name('ttft.suite.p90'), value: percentile(suite, 90), unit: 'ms' });
-  record({ name: name('ttft.overhead.p50'), value: o50, unit: 'ms', details: { runs: TTFT_RUNS } });
-  record({ name: name('ttft.overhead.p90'), value: o90, unit: 'ms', details: { runs: TTFT_RUNS } });
-  record({ name: name('cpu.per_request'), value: cpu.total, unit: 'ms', details: { requests: TTFT_RUNS, each_ms: cpu.each, write_syscalls: writes } });
-  const ratio = cpu.total / floor.seven.cpu;
+  record({ name: name('ttft.direct.p50'), value: w.d50, unit: 'ms' });
+  record({ name: name('ttft.direct.p90'), value: w.d90, unit: 'ms' });
+  record({ name: name('ttft.suite.p50'), value: w.s50, unit: 'ms' });
+  record({ name: name('ttft.suite.p90'), value: w.s90, unit: 'ms' });
+  record({ name: name('ttft.overhead.p50'), value: w.o50, unit: 'ms', details: { runs: TTFT_RUNS } });
+  record({ name: name('ttft.overhead.p90'), value: w.o90, unit: 'ms', details: { runs: TTFT_RUNS } });
+  record({ name: name('cpu.per_request'), value: w.cpu, unit: 'ms', details: { requests: TTFT_RUNS, each_ms: w.each, write_syscalls: w.writes } });
+  const ratio = w.cpu / floor.seven.cpu;
   if (suffix) record({ name: name('cpu.per_request_vs_7_hops'), value: ratio, unit: 'x' });
   else record({ name: 'cpu.per_request_vs_7_hops', value: ratio, unit: 'x', target: '<= 1.3', ok: ratio <= 1.3 });
-  return { o50, o90, s50, d50 };
 }
 
 /** The same short reply through the HTTP endpoint, interleaved with the socket and direct runs. */
