@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fabricatorExamples, loadCatalog } from '../../src/runtime/index.js';
@@ -41,6 +41,19 @@ describe('the shipped catalog', () => {
       // Every example request carries the [KCR] separator the fabricator is prompted with.
       for (const m of examples.filter((e) => e.role === 'user')) expect(m.content).toContain(' [KCR] ');
     }
+  });
+
+  it('is ASCII, as is the default SYSTEM.md: every request carries them through five hops', () => {
+    // A character past ASCII takes UTF-8 decoding off its fast path, and one past U+00FF (a
+    // typographic "…") makes V8 hold the whole frame as a two-byte string: every hop's decoding,
+    // JSON parsing and encoding of the prompt then costs about twice as much, 5-6 % of the suite's
+    // CPU per request (docs/benchmarks.md, round 14). Users' own text may hold anything; the
+    // shipped defaults, sent with every request, need not.
+    const files = ['SYSTEM.md', ...['tools', 'skills'].flatMap((sub) => readdirSync(path.join(ROOT, sub)).map((f) => path.join(sub, f)))];
+    const found = files.flatMap((file) =>
+      [...readFileSync(path.join(ROOT, file), 'utf8').matchAll(/[^\t\n\r -~]/g)].map((m) => `${file}: ${JSON.stringify(m[0])} at ${m.index}`),
+    );
+    expect(found).toEqual([]);
   });
 });
 
