@@ -230,7 +230,7 @@ export class StreamParser {
 }
 
 function omittedNote(bytes: number): string {
-  return `\n[… ${bytes} bytes omitted]\n`;
+  return `\n[... ${bytes} bytes omitted]\n`;
 }
 
 /** The longest prefix of `text` that fits in `maxBytes` of UTF-8 without splitting a character. */

@@ -98,7 +98,7 @@ describe('StreamParser semantics', () => {
         block: {
           tag: 'tool_call',
           content: 'x'.repeat(40),
-          raw: `<tool_call>${'x'.repeat(40)}\n[… 60 bytes omitted]\n</tool_call>`,
+          raw: `<tool_call>${'x'.repeat(40)}\n[... 60 bytes omitted]\n</tool_call>`,
           bytes: 100,
           oversized: true,
         },
@@ -112,7 +112,7 @@ describe('StreamParser semantics', () => {
     parser.push('<tool_call>');
     for (let i = 0; i < 1000; i++) parser.push('y'.repeat(10_000));
     const [flushed] = parser.end();
-    expect(flushed).toEqual({ kind: 'text', text: `<tool_call>${'y'.repeat(1000)}\n[… 9999000 bytes omitted]\n` });
+    expect(flushed).toEqual({ kind: 'text', text: `<tool_call>${'y'.repeat(1000)}\n[... 9999000 bytes omitted]\n` });
   });
 });
 

@@ -131,7 +131,7 @@ describe('agr run, collected', () => {
     expect(reply.content).toMatch(
       /<tool_response>\nerror: the tool_call block is \d+ bytes, more than the limit of 4096 bytes \(\[agr\] max_block_bytes\); it was not executed\. Send a shorter program\.\n<\/tool_response>/,
     );
-    expect(reply.content).toMatch(/\[… \d+ bytes omitted\]/);
+    expect(reply.content).toMatch(/\[\.\.\. \d+ bytes omitted\]/);
   });
 
   it('answers rtr failing with one terminal error frame', async () => {

@@ -64,7 +64,7 @@ function toolCall(object: Record<string, unknown>, tools: readonly ToolDef[], mc
     try {
       args = JSON.parse(args);
     } catch {
-      return invalid(tool ? '"arguments" must be an object like {"code": "…"}' : `"arguments" of ${name.slice(0, 64)} must be a JSON object`);
+      return invalid(tool ? '"arguments" must be an object like {"code": "..."}' : `"arguments" of ${name.slice(0, 64)} must be a JSON object`);
     }
   }
   if (!tool) {
@@ -73,9 +73,9 @@ function toolCall(object: Record<string, unknown>, tools: readonly ToolDef[], mc
     if (args === null || typeof args !== 'object' || Array.isArray(args)) return invalid(`"arguments" of ${name.slice(0, 64)} must be a JSON object`);
     return { kind: 'mcp', name, arguments: args as Record<string, unknown> };
   }
-  if (args === null || typeof args !== 'object' || Array.isArray(args)) return invalid('"arguments" must be an object like {"code": "…"}');
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) return invalid('"arguments" must be an object like {"code": "..."}');
   const code = (args as Record<string, unknown>).code;
-  if (typeof code !== 'string') return invalid(`the call to ${name} needs "arguments": {"code": "…"} with the program as a string`);
+  if (typeof code !== 'string') return invalid(`the call to ${name} needs "arguments": {"code": "..."} with the program as a string`);
   if (code.trim() === '') return invalid(`the call to ${name} has empty code; nothing was run`);
   const placement = placementOf(args as Record<string, unknown>, `the call to ${name}`);
   if (typeof placement === 'string') return invalid(placement);
