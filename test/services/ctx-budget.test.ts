@@ -49,4 +49,16 @@ describe('ctx byte bound', () => {
     expect(lessHard).toMatchObject({ droppedHistory: 3, droppedHard: 1, tokens: 6 });
     expect(flatten(fitBytes(all, 1).parts).map((m) => m.content[0])).toEqual(['e']);
   });
+
+  it('measures each list of examples as it is: the same list again, or a new list after a reload', () => {
+    // The examples are sized once per list (they are the same list for every request until a reload).
+    const examples = [msg('print("a")\nprint("b")')];
+    const context = (list: ContextParts['examples']): ContextParts => ({ examples: list, hard: [], history: [chars(4, '1')] });
+    const bound = size(examples[0] as ReturnType<typeof msg>) + size(chars(4));
+    for (let i = 0; i < 2; i++) expect(fitBytes(fitBudget(context(examples), 0), bound)).toMatchObject({ droppedHistory: 0 });
+    // A reload's longer examples leave no room for the history under the same bound.
+    const reloaded = [msg('print("a")\nprint("b")\nprint("c")')];
+    expect(fitBytes(fitBudget(context(reloaded), 0), bound)).toMatchObject({ droppedHistory: 1 });
+    expect(fitBytes(fitBudget(context(examples), 0), bound)).toMatchObject({ droppedHistory: 0 });
+  });
 });

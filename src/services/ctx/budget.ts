@@ -20,7 +20,8 @@ export interface ScoredMemory {
 
 /** The three parts of a context, in the order they are returned. */
 export interface ContextParts {
-  examples: ChatMessage[];
+  /** The skill examples: the same list for every request until a reload, never changed. */
+  examples: readonly ChatMessage[];
   /** Best first. */
   hard: ScoredMemory[];
   /** Oldest first. */
@@ -81,6 +82,20 @@ function bytesOf(messages: readonly ChatMessage[]): number {
   return n;
 }
 
+/** Sizes of example lists already measured: ctx passes the same list with every request until a reload makes a new one. */
+const examplesSized = new WeakMap<readonly ChatMessage[], number>();
+
+/**
+ * {@link bytesOf} the skill examples, measured once per list: they are code, full of the newlines and quotes
+ * that send {@link messageBytes} the slow way, and sizing them again for every request was 3-5 % of ctx's CPU.
+ * A list is never changed once made (a reload loads a new one).
+ */
+function examplesBytes(examples: readonly ChatMessage[]): number {
+  let n = examplesSized.get(examples);
+  if (n === undefined) examplesSized.set(examples, (n = bytesOf(examples)));
+  return n;
+}
+
 /**
  * Bounds the encoded size of the context's messages to `maxBytes` (so that the
  * reply, and the prompt built around it, fit in a frame), in the budget's order:
@@ -88,7 +103,7 @@ function bytesOf(messages: readonly ChatMessage[]): number {
  */
 export function fitBytes(trimmed: Trimmed, maxBytes: number): Trimmed {
   const { parts } = trimmed;
-  let total = bytesOf(parts.examples) + parts.hard.reduce((n, h) => n + bytesOf(h.messages), 0) + bytesOf(parts.history);
+  let total = examplesBytes(parts.examples) + parts.hard.reduce((n, h) => n + bytesOf(h.messages), 0) + bytesOf(parts.history);
   if (total <= maxBytes) return trimmed;
   let from = 0;
   while (from < parts.history.length && total > maxBytes) total -= messageBytes(parts.history[from++] as ChatMessage);
