@@ -213,6 +213,61 @@ describe('the daemon keeping the prompt', () => {
   });
 });
 
+/** A sys that serves `watch` only, counting the streams it opened; each stays open until its client goes. */
+async function watchOnlySys(socket: string, log: ReturnType<typeof captureLogger>['log']): Promise<{ watches: () => number }> {
+  let watches = 0;
+  const fakeSys = await serve(socket, {
+    log,
+    handlers: {
+      watch: async (_req, ctx): Promise<OutgoingFrame> => {
+        watches++;
+        await ctx.send({ type: 'system_prompt', content: 'FROM-WATCH' });
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+        return { type: 'done' };
+      },
+    },
+  });
+  cleanups.push(() => fakeSys.close());
+  return { watches: () => watches };
+}
+
+describe('PromptWatch started before sys', () => {
+  it('tries again sooner while sys is not there yet, doubling the wait', async () => {
+    const { dir, cleanup } = tempDir('zwatchs');
+    cleanups.push(cleanup);
+    const socket = path.join(dir, 'sys.sock');
+    const { file } = writeTestConfig(dir, { sys: { socket } });
+    const { log, lines } = captureLogger('daemon', 'debug');
+    // A minute between tries at most, but the first ones come after 5, 10, 20 ... ms.
+    const watch = new PromptWatch(loadConfig({ path: file, env: {} }).config, log, { firstRetryMs: 5, retryMs: 60_000, unsupportedRetryMs: 60_000 });
+    cleanups.push(() => watch.close());
+    await waitFor(() => lines.filter((l) => l.msg === 'no watch on sys; asking it per request').length >= 3, 'three tries without sys');
+    // sys comes up: the next try opens the stream, with no request asking (watch.current is not read before).
+    const sys = await watchOnlySys(socket, log);
+    await waitFor(() => sys.watches() === 1, 'the stream to open');
+    await waitFor(() => watch.current === 'FROM-WATCH', 'the prompt');
+    watch.close(); // before sys stops: its stop would wait out the open stream's grace
+  });
+
+  it('opens the stream when a request finds none, not only when its wait is over', async () => {
+    const { dir, cleanup } = tempDir('zwatchb');
+    cleanups.push(cleanup);
+    const socket = path.join(dir, 'sys.sock');
+    const { file } = writeTestConfig(dir, { sys: { socket } });
+    const { log, lines } = captureLogger('daemon', 'debug');
+    // As under `zino up`: the daemon comes up first and finds no sys. Its next try is a minute away.
+    const watch = new PromptWatch(loadConfig({ path: file, env: {} }).config, log, { firstRetryMs: 60_000, retryMs: 60_000, unsupportedRetryMs: 60_000 });
+    cleanups.push(() => watch.close());
+    await waitFor(() => lines.some((l) => l.msg === 'no watch on sys; asking it per request'), 'the first try to fail');
+    const sys = await watchOnlySys(socket, log);
+    // sys is up now. The first request finds no stream (it asks sys itself) and has it opened.
+    expect(watch.current).toBeUndefined();
+    await waitFor(() => watch.current === 'FROM-WATCH', 'the stream to open');
+    expect(sys.watches()).toBe(1);
+    watch.close(); // before sys stops: its stop would wait out the open stream's grace
+  });
+});
+
 describe('PromptWatch against a sys that refuses watch', () => {
   it('tells a contract-only refusal (no code, or UNKNOWN_TYPE) from a passing one, and keeps nothing', async () => {
     const { dir, cleanup } = tempDir('zwatchr');
@@ -237,7 +292,7 @@ describe('PromptWatch against a sys that refuses watch', () => {
     const { file } = writeTestConfig(dir, { sys: { socket } });
     const { log, lines } = captureLogger('daemon', 'debug');
     // A short wait after a passing refusal, a long one after a contract-only one: the second attempt comes, a third does not need to.
-    const watch = new PromptWatch(loadConfig({ path: file, env: {} }).config, log, { retryMs: 5, unsupportedRetryMs: 60_000 });
+    const watch = new PromptWatch(loadConfig({ path: file, env: {} }).config, log, { firstRetryMs: 5, retryMs: 5, unsupportedRetryMs: 60_000 });
     cleanups.push(() => watch.close());
     await waitFor(() => lines.filter((l) => l.msg === 'sys refused watch; asking it per request').length === 2, 'two refusals');
     expect(lines.filter((l) => l.msg === 'sys refused watch; asking it per request').map((l) => [l.code, l.unsupported])).toEqual([
