@@ -231,17 +231,29 @@ async function watchOnlySys(socket: string, log: ReturnType<typeof captureLogger
   return { watches: () => watches };
 }
 
+/**
+ * A PromptWatch started, as under `zino up`, before any sys listens on its socket, once it has
+ * failed `tries` times; `socket` is where sys is to come up.
+ */
+async function watchBeforeSys(
+  waits: ConstructorParameters<typeof PromptWatch>[2],
+  tries: number,
+): Promise<{ watch: PromptWatch; socket: string; log: ReturnType<typeof captureLogger>['log'] }> {
+  const { dir, cleanup } = tempDir('zwatchb');
+  cleanups.push(cleanup);
+  const socket = path.join(dir, 'sys.sock');
+  const { file } = writeTestConfig(dir, { sys: { socket } });
+  const { log, lines } = captureLogger('daemon', 'debug');
+  const watch = new PromptWatch(loadConfig({ path: file, env: {} }).config, log, waits);
+  cleanups.push(() => watch.close());
+  await waitFor(() => lines.filter((l) => l.msg === 'no watch on sys; asking it per request').length >= tries, `${tries} tries without sys`);
+  return { watch, socket, log };
+}
+
 describe('PromptWatch started before sys', () => {
   it('tries again sooner while sys is not there yet, doubling the wait', async () => {
-    const { dir, cleanup } = tempDir('zwatchs');
-    cleanups.push(cleanup);
-    const socket = path.join(dir, 'sys.sock');
-    const { file } = writeTestConfig(dir, { sys: { socket } });
-    const { log, lines } = captureLogger('daemon', 'debug');
     // A minute between tries at most, but the first ones come after 5, 10, 20 ... ms.
-    const watch = new PromptWatch(loadConfig({ path: file, env: {} }).config, log, { firstRetryMs: 5, retryMs: 60_000, unsupportedRetryMs: 60_000 });
-    cleanups.push(() => watch.close());
-    await waitFor(() => lines.filter((l) => l.msg === 'no watch on sys; asking it per request').length >= 3, 'three tries without sys');
+    const { watch, socket, log } = await watchBeforeSys({ firstRetryMs: 5, retryMs: 60_000, unsupportedRetryMs: 60_000 }, 3);
     // sys comes up: the next try opens the stream, with no request asking (watch.current is not read before).
     const sys = await watchOnlySys(socket, log);
     await waitFor(() => sys.watches() === 1, 'the stream to open');
@@ -250,15 +262,8 @@ describe('PromptWatch started before sys', () => {
   });
 
   it('opens the stream when a request finds none, not only when its wait is over', async () => {
-    const { dir, cleanup } = tempDir('zwatchb');
-    cleanups.push(cleanup);
-    const socket = path.join(dir, 'sys.sock');
-    const { file } = writeTestConfig(dir, { sys: { socket } });
-    const { log, lines } = captureLogger('daemon', 'debug');
-    // As under `zino up`: the daemon comes up first and finds no sys. Its next try is a minute away.
-    const watch = new PromptWatch(loadConfig({ path: file, env: {} }).config, log, { firstRetryMs: 60_000, retryMs: 60_000, unsupportedRetryMs: 60_000 });
-    cleanups.push(() => watch.close());
-    await waitFor(() => lines.some((l) => l.msg === 'no watch on sys; asking it per request'), 'the first try to fail');
+    // The next try is a minute away.
+    const { watch, socket, log } = await watchBeforeSys({ firstRetryMs: 60_000, retryMs: 60_000, unsupportedRetryMs: 60_000 }, 1);
     const sys = await watchOnlySys(socket, log);
     // sys is up now. The first request finds no stream (it asks sys itself) and has it opened.
     expect(watch.current).toBeUndefined();
