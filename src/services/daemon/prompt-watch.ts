@@ -96,6 +96,8 @@ export class PromptWatch {
 
   /** Waits `ms`, or until closed, or (when `wakeable`) until a request finds no stream ({@link current}). */
   private pause(ms: number, signal: AbortSignal, wakeable: boolean): Promise<void> {
+    // Closed while a stream was open: the stream ended for that, and there is nothing to wait for.
+    if (signal.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
