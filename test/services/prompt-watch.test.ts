@@ -11,7 +11,7 @@ import { ZinoError, request, serve, stream, type Frame, type OutgoingFrame } fro
 import { startService, startServices, writeTestConfig, type ServiceGroup } from '../../src/testing/suite.js';
 import { writeFileSync } from 'node:fs';
 import { loadConfig } from '../../src/runtime/config/load.js';
-import { PromptWatch } from '../../src/services/daemon/prompt-watch.js';
+import { nextTry, PromptWatch, type TryOutcome } from '../../src/services/daemon/prompt-watch.js';
 import { encodeFrame, FrameDecoder } from '../../src/runtime/index.js';
 import { mockOverrides, useMockLlm } from '../helpers/mock.js';
 import { captureLogger, tempDir, waitFor } from '../helpers/util.js';
@@ -213,9 +213,10 @@ describe('the daemon keeping the prompt', () => {
   });
 });
 
-/** A sys that serves `watch` only, counting the streams it opened; each stays open until its client goes. */
-async function watchOnlySys(socket: string, log: ReturnType<typeof captureLogger>['log']): Promise<{ watches: () => number }> {
+/** A sys that serves `watch` only, counting the streams it opened and those whose client went; each stays open until its client goes. */
+async function watchOnlySys(socket: string, log: ReturnType<typeof captureLogger>['log']): Promise<{ watches: () => number; gone: () => number }> {
   let watches = 0;
+  let gone = 0;
   const fakeSys = await serve(socket, {
     log,
     handlers: {
@@ -223,12 +224,13 @@ async function watchOnlySys(socket: string, log: ReturnType<typeof captureLogger
         watches++;
         await ctx.send({ type: 'system_prompt', content: 'FROM-WATCH' });
         await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+        gone++;
         return { type: 'done' };
       },
     },
   });
   cleanups.push(() => fakeSys.close());
-  return { watches: () => watches };
+  return { watches: () => watches, gone: () => gone };
 }
 
 /**
@@ -238,7 +240,7 @@ async function watchOnlySys(socket: string, log: ReturnType<typeof captureLogger
 async function watchBeforeSys(
   waits: ConstructorParameters<typeof PromptWatch>[2],
   tries: number,
-): Promise<{ watch: PromptWatch; socket: string; log: ReturnType<typeof captureLogger>['log'] }> {
+): Promise<{ watch: PromptWatch; socket: string } & ReturnType<typeof captureLogger>> {
   const { dir, cleanup } = tempDir('zwatchb');
   cleanups.push(cleanup);
   const socket = path.join(dir, 'sys.sock');
@@ -247,11 +249,11 @@ async function watchBeforeSys(
   const watch = new PromptWatch(loadConfig({ path: file, env: {} }).config, log, waits);
   cleanups.push(() => watch.close());
   await waitFor(() => lines.filter((l) => l.msg === 'no watch on sys; asking it per request').length >= tries, `${tries} tries without sys`);
-  return { watch, socket, log };
+  return { watch, socket, log, lines };
 }
 
 describe('PromptWatch started before sys', () => {
-  it('tries again sooner while sys is not there yet, doubling the wait', async () => {
+  it('tries again sooner while sys is not there yet', async () => {
     // A minute between tries at most, but the first ones come after 5, 10, 20 ... ms.
     const { watch, socket, log } = await watchBeforeSys({ firstRetryMs: 5, retryMs: 60_000, unsupportedRetryMs: 60_000 }, 3);
     // sys comes up: the next try opens the stream, with no request asking (watch.current is not read before).
@@ -270,6 +272,20 @@ describe('PromptWatch started before sys', () => {
     await waitFor(() => watch.current === 'FROM-WATCH', 'the stream to open');
     expect(sys.watches()).toBe(1);
     watch.close(); // before sys stops: its stop would wait out the open stream's grace
+  });
+
+  it('closed while its stream is open, ends the stream without taking that for a failed try', async () => {
+    const { watch, socket, log, lines } = await watchBeforeSys({ firstRetryMs: 5, retryMs: 60_000, unsupportedRetryMs: 60_000 }, 1);
+    const sys = await watchOnlySys(socket, log);
+    await waitFor(() => watch.current === 'FROM-WATCH', 'the stream to open');
+    const failed = (): number => lines.filter((l) => l.msg === 'no watch on sys; asking it per request').length;
+    const before = failed();
+    watch.close();
+    expect(watch.current).toBeUndefined();
+    // sys sees the stream go only after the daemon's side has ended its loop (a socket event against microtasks).
+    await waitFor(() => sys.gone() === 1, 'sys to see the stream end');
+    expect(failed()).toBe(before);
+    expect(sys.watches()).toBe(1);
   });
 });
 
@@ -305,5 +321,82 @@ describe('PromptWatch against a sys that refuses watch', () => {
       [undefined, true],
     ]);
     expect(watch.current).toBeUndefined();
+  });
+
+  it.each([
+    ['refuses it as a busy one does (OVERLOADED)', [{ type: 'error', code: 'OVERLOADED', message: 'full' }]],
+    ['ends the stream as soon as it sent the prompt', [{ type: 'system_prompt', content: 'BRIEF' }, { type: 'done' }]],
+  ])('leaves a sys that is there but %s alone until the wait is over, however many requests find no stream', async (_what, replies) => {
+    const { dir, cleanup } = tempDir('zwatchl');
+    cleanups.push(cleanup);
+    const socket = path.join(dir, 'sys.sock');
+    /** The first frame's type on each connection, in the order accepted; and how many have closed. */
+    const seen: string[] = [];
+    let closed = 0;
+    const raw = net.createServer((conn) => {
+      const at = seen.push('') - 1;
+      conn.on('close', () => closed++);
+      const decoder = new FrameDecoder({ maxFrameBytes: 1 << 20 });
+      conn.on('data', (chunk: Buffer) => {
+        decoder.push(chunk);
+        const frame = decoder.read();
+        if (frame === undefined) return;
+        seen[at] = String(frame.type);
+        conn.end(Buffer.concat(replies.map((reply) => encodeFrame(reply))));
+      });
+    });
+    await new Promise<void>((resolve) => raw.listen(socket, resolve));
+    cleanups.push(() => new Promise<void>((resolve) => raw.close(() => resolve())));
+    const { file } = writeTestConfig(dir, { sys: { socket } });
+    const { log } = captureLogger('daemon', 'debug');
+    const watch = new PromptWatch(loadConfig({ path: file, env: {} }).config, log, { firstRetryMs: 60_000, retryMs: 60_000, unsupportedRetryMs: 60_000 });
+    cleanups.push(() => watch.close());
+    await waitFor(() => closed === 1, 'the first try to end');
+    await new Promise((resolve) => setImmediate(resolve)); // its loop is in its wait by now
+    for (let i = 0; i < 5; i++) expect(watch.current).toBeUndefined();
+    // A probe connects after: a try that any of those requests set off would have connected before it.
+    await request(socket, { type: 'ping' }).catch(() => undefined);
+    expect(seen).toEqual(['watch', 'ping']);
+  });
+});
+
+describe('nextTry (the waits between tries at the stream)', () => {
+  const waits = { firstRetryMs: 25, retryMs: 1000, unsupportedRetryMs: 60_000 };
+  const absent: TryOutcome = { absent: true, unsupported: false, lastedMs: undefined };
+  /** The waits after `n` tries in a row with `outcome`, from a first try. */
+  function waitsAfter(outcome: TryOutcome, n: number): number[] {
+    const out: number[] = [];
+    let misses = 0;
+    for (let i = 0; i < n; i++) {
+      const next = nextTry(outcome, misses, waits);
+      out.push(next.waitMs);
+      misses = next.misses;
+    }
+    return out;
+  }
+
+  it('doubles the wait from the first to the longest while nothing listens, and lets a request cut it short', () => {
+    expect(waitsAfter(absent, 8)).toEqual([25, 50, 100, 200, 400, 800, 1000, 1000]);
+    expect(nextTry(absent, 3, waits).wakeable).toBe(true);
+    expect(nextTry(absent, 1e6, waits).waitMs).toBe(1000);
+  });
+
+  it('does not let a request cut short the wait after a sys that is there refused or ended the stream', () => {
+    const refused: TryOutcome = { absent: false, unsupported: false, lastedMs: undefined };
+    expect(waitsAfter(refused, 3)).toEqual([25, 50, 100]);
+    expect(nextTry(refused, 0, waits).wakeable).toBe(false);
+    expect(nextTry({ ...refused, lastedMs: 2 }, 0, waits).wakeable).toBe(false);
+  });
+
+  it('starts again from the first wait only after a stream that lasted', () => {
+    const brief: TryOutcome = { absent: false, unsupported: false, lastedMs: 999 };
+    const lasted: TryOutcome = { absent: false, unsupported: false, lastedMs: 1000 };
+    expect(waitsAfter(brief, 4)).toEqual([25, 50, 100, 200]);
+    expect(nextTry(brief, 4, waits)).toEqual({ waitMs: 400, wakeable: false, misses: 5 });
+    expect(nextTry(lasted, 4, waits)).toEqual({ waitMs: 25, wakeable: false, misses: 1 });
+  });
+
+  it('waits the longest, not to be cut short, after a sys that does not know watch', () => {
+    expect(nextTry({ absent: false, unsupported: true, lastedMs: undefined }, 0, waits)).toEqual({ waitMs: 60_000, wakeable: false, misses: 1 });
   });
 });
