@@ -159,7 +159,7 @@ export class OpenAiBackend implements LlmBackend {
     const where = `set [service] model in ${this.options.configFile}`;
     if (ids === undefined) throw new ZinoError('NOT_CONFIGURED', `no model configured, and ${this.options.baseUrl} does not list its models (404): ${where}`);
     if (ids.length === 1 && ids[0]) return ids[0];
-    const served = ids.length === 0 ? 'it lists none' : `it serves: ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ', …' : ''}`;
+    const served = ids.length === 0 ? 'it lists none' : `it serves: ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ', ...' : ''}`;
     throw new ZinoError('NOT_CONFIGURED', `no model configured: ${where} (${served})`);
   }
 

@@ -19,7 +19,7 @@ import { findIntent, shellQuote } from './intents.js';
 export const DEMO_MODEL = 'zino-demo';
 
 const CONFIGURE = [
-  "I'm ZINO's built-in demo model: I don't understand language, but I can show you the whole loop —",
+  "I'm ZINO's built-in demo model: I don't understand language, but I can show you the whole loop:",
   'ask me about this machine (for example "how much disk space is free?", "what is the uptime?" or',
   '"run `uname -a`") and I will call a tool, ZINO will run it, and I will report the result.',
   'Ask me to "create a marker file on the host" to see a host run: it needs your approval first.',
