@@ -20,7 +20,7 @@ export interface ScoredMemory {
 
 /** The three parts of a context, in the order they are returned. */
 export interface ContextParts {
-  /** The skill examples: the same list for every request until a reload, never changed. */
+  /** The skill examples: in ctx the same list for every request until a reload, never changed (see {@link fitBytes}). */
   examples: readonly ChatMessage[];
   /** Best first. */
   hard: ScoredMemory[];
@@ -100,10 +100,15 @@ function examplesBytes(examples: readonly ChatMessage[]): number {
  * Bounds the encoded size of the context's messages to `maxBytes` (so that the
  * reply, and the prompt built around it, fit in a frame), in the budget's order:
  * oldest history message first, then the lowest-scored hard memory. Examples stay.
+ * `examples: 'once'` (ctx's) sizes the examples once per list; `'anew'` is for a list
+ * made for this call alone, which is not worth remembering.
  */
-export function fitBytes(trimmed: Trimmed, maxBytes: number): Trimmed {
+export function fitBytes(trimmed: Trimmed, maxBytes: number, examples: 'once' | 'anew' = 'once'): Trimmed {
   const { parts } = trimmed;
-  let total = examplesBytes(parts.examples) + parts.hard.reduce((n, h) => n + bytesOf(h.messages), 0) + bytesOf(parts.history);
+  let total =
+    (examples === 'once' ? examplesBytes(parts.examples) : bytesOf(parts.examples)) +
+    parts.hard.reduce((n, h) => n + bytesOf(h.messages), 0) +
+    bytesOf(parts.history);
   if (total <= maxBytes) return trimmed;
   let from = 0;
   while (from < parts.history.length && total > maxBytes) total -= messageBytes(parts.history[from++] as ChatMessage);
