@@ -87,7 +87,7 @@ const examplesSized = new WeakMap<readonly ChatMessage[], number>();
 
 /**
  * {@link bytesOf} the skill examples, measured once per list: they are code, full of the newlines and quotes
- * that send {@link messageBytes} the slow way, and sizing them again for every request was 3-5 % of ctx's CPU.
+ * that send {@link messageBytes} the slow way, and sizing them again for every request was 3.5-6 % of ctx's CPU.
  * A list is never changed once made (a reload loads a new one).
  */
 function examplesBytes(examples: readonly ChatMessage[]): number {
