@@ -32,6 +32,7 @@ const UNIT = [
   'test/services/exc-mcp-units.test.ts',
   'test/services/exc-sandbox.test.ts',
   'test/services/exc-seccomp.test.ts',
+  'test/services/mem-history-tail.test.ts',
   'test/services/mem-index-bound.test.ts',
   'test/services/mem-lines.test.ts',
   'test/services/mem-naming.test.ts',

@@ -126,10 +126,10 @@ export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEF
   async function readHistory(request: { readonly channel_id?: unknown; readonly limit?: unknown }, ctx: HandlerContext): Promise<HistoryPage> {
     const id = channelId(request);
     const limit = optionalInteger(request, 'limit', { min: 0 }) ?? 0;
-    const { messages, omitted, bytesRead } = await stores.history.get(id, limit, limits.replyBytes);
+    const { messages, omitted, bytes, bytesRead } = await stores.history.get(id, limit, limits.replyBytes);
     if (debug()) ctx.log.debug({ limit, returned: messages.length, omitted, bytesRead }, 'history read');
     if (omitted > 0) ctx.log.warn({ returned: messages.length, omitted, boundBytes: limits.replyBytes }, 'history reply cut to what fits in a frame');
-    return { messages, omitted };
+    return { messages, omitted, bytes };
   }
 
   /** `search_hard`'s search: the best `k` results that fit in one reply, and their encoded size. */
@@ -206,7 +206,7 @@ export function memHandlers(stores: MemStores, limits: MemLimits = memLimits(DEF
       if (read && 'error' in read) reply.history = read;
       else if (read) {
         // The two parts share one frame: the search's results first (as ctx ranks them), then the newest messages that still fit.
-        const { messages, omitted } = fitNewest(read.messages, read.omitted, room);
+        const { messages, omitted } = read.bytes <= room ? read : fitNewest(read.messages, read.omitted, room);
         if (omitted > read.omitted)
           ctx.log.warn({ returned: messages.length, omitted, boundBytes: room }, 'history part cut to the room left by the search results');
         reply.history = omitted > 0 ? { messages, truncated: true, omitted } : { messages };

@@ -13,6 +13,14 @@
  *
  * Open files are bounded: at most {@link MAX_OPEN_CHANNELS} idle channels keep their
  * handle; the least recently used are closed.
+ *
+ * A channel also keeps its newest records parsed (its tail, at most
+ * {@link TAIL_CACHE_CHARS} characters and {@link TAIL_CACHE_MESSAGES} messages), filled
+ * by a read from disk and extended by every append once on disk: ctx asks for the same
+ * last messages with every request, and reading and parsing them again was a fifth of
+ * mem's CPU per request (docs/benchmarks.md, round 15). A read the tail cannot answer
+ * (more messages than it holds) reads the file as before and refills it. mem is the only
+ * writer of its files, so what the tail holds is what the file holds.
  */
 import { open, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
@@ -24,6 +32,10 @@ import { OpQueue } from './queue.js';
 
 /** Channels whose file handle stays open while idle. */
 export const MAX_OPEN_CHANNELS = 64;
+/** Characters of content a channel's cached tail holds at most (so {@link MAX_OPEN_CHANNELS} of them stay within a few MB) ... */
+export const TAIL_CACHE_CHARS = 64 * 1024;
+/** ... and messages: ten times `[ctx] history_limit`'s default. */
+export const TAIL_CACHE_MESSAGES = 500;
 
 /** The messages of one history line, or `undefined` when it is not a valid record. */
 export function historyRecord(text: Buffer): ChatMessage[] | undefined {
@@ -45,17 +57,100 @@ export interface HistoryPage {
   /** Oldest first. */
   messages: ChatMessage[];
   omitted: number;
+  /** {@link messageBytes} of `messages`, added up. */
+  bytes: number;
 }
 
 /** What {@link HistoryStore.get} returns. */
 export interface HistoryRead extends HistoryPage {
-  /** Bytes read from disk to answer. */
+  /** Bytes read from disk to answer (0: answered from the channel's cached tail). */
   bytesRead: number;
+}
+
+/** One history line, parsed: its messages and their encoded sizes once measured. */
+interface TailRecord {
+  readonly messages: readonly ChatMessage[];
+  /** {@link messageBytes} of each message, measured when a read first needs it. */
+  readonly sizes: (number | undefined)[];
+  readonly chars: number;
+}
+
+/** A channel's newest records, oldest first: every record of the file after the last one left out. */
+interface Tail {
+  records: TailRecord[];
+  /** True when no record of the file is left out: the tail is the whole history. */
+  whole: boolean;
+  chars: number;
+  messages: number;
+}
+
+function tailRecord(messages: readonly ChatMessage[]): TailRecord {
+  let chars = 0;
+  for (const m of messages) chars += m.content.length;
+  return { messages, sizes: new Array<number | undefined>(messages.length), chars };
+}
+
+/** Drops the oldest records of the tail until it is within its bounds (all of them if the newest alone is not). */
+function trimTail(tail: Tail): void {
+  let drop = 0;
+  while (drop < tail.records.length && (tail.chars > TAIL_CACHE_CHARS || tail.messages > TAIL_CACHE_MESSAGES)) {
+    const record = tail.records[drop++] as TailRecord;
+    tail.chars -= record.chars;
+    tail.messages -= record.messages.length;
+  }
+  if (drop === 0) return;
+  tail.records.splice(0, drop);
+  tail.whole = false;
+}
+
+/**
+ * Gathers a page from records given newest first: the last `limit` messages (all when
+ * 0), keeping the most recent ones whose encoded size stays within `maxBytes` and
+ * counting the older ones asked for as omitted.
+ */
+class PageBuilder {
+  private readonly kept: ChatMessage[] = []; // newest first
+  private bytes = 0;
+  private full = false;
+  private omitted = 0;
+  constructor(
+    private readonly limit: number,
+    private readonly maxBytes: number,
+  ) {}
+
+  /** True once the page has every message it asked for. */
+  get done(): boolean {
+    return this.limit > 0 && this.kept.length + this.omitted >= this.limit;
+  }
+
+  /** Takes the record's messages, newest first, until the page is done. */
+  take(record: TailRecord): void {
+    const { messages, sizes } = record;
+    for (let i = messages.length - 1; i >= 0 && !this.done; i--) {
+      const m = messages[i] as ChatMessage;
+      if (!this.full) {
+        const size = sizes[i] ?? (sizes[i] = messageBytes(m));
+        if (this.bytes + size <= this.maxBytes) {
+          this.kept.push(m);
+          this.bytes += size;
+          continue;
+        }
+        this.full = true;
+      }
+      this.omitted++;
+    }
+  }
+
+  page(): HistoryPage {
+    return { messages: this.kept.reverse(), omitted: this.omitted, bytes: this.bytes };
+  }
 }
 
 class Channel {
   handle: FileHandle | undefined;
   size = 0;
+  /** The newest records, parsed; undefined until a read fills it, and again whenever the file is closed. */
+  private tail: Tail | undefined;
   /** Appends, reads and clears of this channel, in arrival order. */
   readonly queue: OpQueue<ChatMessage[], void> = new OpQueue((items) => this.commit(items));
   constructor(
@@ -103,46 +198,58 @@ class Channel {
       throw new ZinoError('INTERNAL', 'could not store the history (see the mem log)', { cause: err });
     }
     this.size += data.length;
+    const tail = this.tail;
+    if (tail) {
+      for (const batch of batches) {
+        // As the line stores them (role and content only), so that the tail holds what a read of the file would return.
+        const record = tailRecord(batch.map(({ role, content }) => ({ role, content })));
+        tail.records.push(record);
+        tail.chars += record.chars;
+        tail.messages += record.messages.length;
+      }
+      trimTail(tail);
+    }
     return batches.map(() => undefined);
   }
 
   /**
-   * The last `limit` messages (all when 0), oldest first, read backwards from the end,
-   * keeping only the most recent ones whose encoded size stays within `maxBytes`.
-   * Past that bound the scan goes on only to count what was left out.
+   * The last `limit` messages (all when 0), oldest first, keeping only the most recent
+   * ones whose encoded size stays within `maxBytes`; past that bound the rest asked for
+   * are only counted. From the cached tail when it holds them all, else read backwards
+   * from the end of the file, which refills the tail.
    */
   async read(limit: number, maxBytes: number, stats: ReadStats): Promise<HistoryPage> {
-    if (!(await this.ensureOpen(false))) return { messages: [], omitted: 0 };
+    if (!(await this.ensureOpen(false))) return { messages: [], omitted: 0, bytes: 0 };
+    if (this.tail) {
+      const page = new PageBuilder(limit, maxBytes);
+      const { records } = this.tail;
+      for (let r = records.length - 1; r >= 0 && !page.done; r--) page.take(records[r] as TailRecord);
+      if (page.done || this.tail.whole) return page.page();
+    }
     const handle = this.handle as FileHandle;
-    const onCorrupt = (start: number): void => this.log.error({ file: this.file, offset: start }, 'corrupt history line skipped');
-    const kept: ChatMessage[] = []; // newest first
-    let bytes = 0;
-    let full = false;
-    let omitted = 0;
+    const page = new PageBuilder(limit, maxBytes);
+    const read: TailRecord[] = []; // newest first
     for await (const line of linesBackward(handle, this.size, stats)) {
       if (line.text.length === 0) continue;
       const messages = historyRecord(line.text);
       if (!messages) {
-        onCorrupt(line.start);
+        this.log.error({ file: this.file, offset: line.start }, 'corrupt history line skipped');
         continue;
       }
-      for (let i = messages.length - 1; i >= 0; i--) {
-        if (limit > 0 && kept.length + omitted >= limit) break;
-        const m = messages[i] as ChatMessage;
-        if (!full) {
-          const size = messageBytes(m);
-          if (bytes + size <= maxBytes) {
-            kept.push(m);
-            bytes += size;
-            continue;
-          }
-          full = true;
-        }
-        omitted++;
-      }
-      if (limit > 0 && kept.length + omitted >= limit) break;
+      const record = tailRecord(messages);
+      read.push(record);
+      page.take(record);
+      if (page.done) break;
     }
-    return { messages: kept.reverse(), omitted };
+    // Done before the start of the file: older records were not read.
+    const tail: Tail = { records: read.reverse(), whole: !page.done, chars: 0, messages: 0 };
+    for (const record of tail.records) {
+      tail.chars += record.chars;
+      tail.messages += record.messages.length;
+    }
+    trimTail(tail);
+    this.tail = tail;
+    return page.page();
   }
 
   async clear(): Promise<void> {
@@ -150,11 +257,14 @@ class Channel {
     await rm(this.file, { force: true });
     await fsyncDir(path.dirname(this.file));
     this.size = 0;
+    this.tail = { records: [], whole: true, chars: 0, messages: 0 };
   }
 
+  /** Closes the file; the tail goes with it (a failed write, a clear, an eviction). */
   async closeHandle(): Promise<void> {
     const handle = this.handle;
     this.handle = undefined;
+    this.tail = undefined;
     await handle?.close().catch(() => undefined);
   }
 }
@@ -184,7 +294,7 @@ export class HistoryStore {
     const stats: ReadStats = { bytesRead: 0 };
     const channel = this.channel(channelId);
     const page = await channel.queue.exclusive(() => channel.read(limit, maxBytes, stats));
-    return { messages: page.messages, omitted: page.omitted, bytesRead: stats.bytesRead };
+    return { messages: page.messages, omitted: page.omitted, bytes: page.bytes, bytesRead: stats.bytesRead };
   }
 
   /** Deletes the channel's history. */
