@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normaliseLevel } from '../../src/runtime/index.js';
+import { isoTime, normaliseLevel, redactSecrets } from '../../src/runtime/index.js';
 import { createLogger } from '../../src/runtime/index.js';
 import { Writable } from 'node:stream';
 
@@ -58,7 +58,45 @@ describe('createLogger', () => {
 
   it('never writes an API key', () => {
     const { log, lines } = capture({});
-    log.info({ key: 'sk-secret', api: { key: 'sk-secret2' } }, 'configured');
+    const fields = {
+      key: 'sk-secret',
+      api_key: 'sk-secret-b',
+      apiKey: 'sk-secret-c',
+      api: { key: 'sk-secret2', base_url: 'http://127.0.0.1:1/v1' },
+      provider: { api_key: 'sk-secret3', name: 'openrouter' },
+      headers: { authorization: 'Bearer sk-secret4', accept: 'text/event-stream' },
+      count: 3,
+    };
+    const before = JSON.stringify(fields);
+    log.info(fields, 'configured');
+    const child = log.child({ request_id: 'r1' });
+    child.error({ err: Object.assign(new Error('refused'), { key: 'sk-secret5' }), other: { key: 'sk-secret6' } }, 'failed');
     expect(JSON.stringify(lines)).not.toContain('sk-secret');
+    expect(lines[0]).toMatchObject({
+      key: '[redacted]',
+      api_key: '[redacted]',
+      apiKey: '[redacted]',
+      api: { key: '[redacted]', base_url: 'http://127.0.0.1:1/v1' },
+      provider: { api_key: '[redacted]', name: 'openrouter' },
+      headers: { authorization: '[redacted]', accept: 'text/event-stream' },
+      count: 3,
+    });
+    expect(lines[1]).toMatchObject({ err: { message: 'refused', key: '[redacted]' }, other: { key: '[redacted]' }, request_id: 'r1' });
+    // What was logged is left as it was.
+    expect(JSON.stringify(fields)).toBe(before);
+  });
+
+  it('leaves a line without secrets as it is, the very object', () => {
+    const fields = { examples: 8, missing: [], nested: { role: 'user' }, headers: { accept: 'x' }, nothing: null };
+    expect(redactSecrets(fields)).toBe(fields);
+  });
+
+  it("writes the time as pino's isoTime does", () => {
+    // Across second and millisecond boundaries, in order and out of it (the second is cached).
+    const times = [0, 1, 9, 10, 99, 100, 999, 1000, 1_764_384_465_123, 1_764_384_465_999, 1_764_384_466_000, 1_764_384_465_007, 951_782_400_000 - 1];
+    for (const now of times) expect(isoTime(now)).toBe(`,"time":"${new Date(now).toISOString()}"`);
+    const { log, lines: written } = capture({});
+    log.info('now');
+    expect(written[0]?.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 });
