@@ -3,6 +3,7 @@ import { request, stream } from '../../src/runtime/index.js';
 import { startService, writeTestConfig, type ConfigOverrides, type StartedService } from '../../src/testing/suite.js';
 import { collectFrames } from '../helpers/frames.js';
 import { useMockLlm } from '../helpers/mock.js';
+import { WARM_UP_ROUNDS } from '../../src/services/rtr/warm-up.js';
 import { closedPort, tempDir, waitFor } from '../helpers/util.js';
 
 const llm = useMockLlm();
@@ -46,6 +47,20 @@ describe('rtr capabilities', () => {
       base_url: llm.mock.baseUrl,
       key_source: '[api] key',
     });
+  });
+});
+
+describe('rtr at start', () => {
+  it('warms the openai SDK up with a stream of its own, sending nothing to the endpoint', async () => {
+    const service = await rtr({}, { ZINO_LOG_LEVEL: 'debug' });
+    const line = await waitFor(() => service.logs.find((l) => l.msg === 'openai SDK warmed up'), 'the warm-up');
+    // Every delta of every round came through the SDK and the backend's stream.
+    expect(line).toMatchObject({ rounds: WARM_UP_ROUNDS, deltas: WARM_UP_ROUNDS * 10 });
+    expect(llm.mock.stats.requests).toBe(0);
+    // The service's own client is untouched by it: the next call goes to the endpoint, with the configured model.
+    resetMock({ rules: [{ reply: 'after the warm-up' }] });
+    expect(await request(service.socket, { type: 'infer', messages: USER, stream: false })).toMatchObject({ type: 'response', content: 'after the warm-up' });
+    expect(llm.mock.stats.bodies[0]?.model).toBe('mock-model');
   });
 });
 

@@ -7,3 +7,4 @@
 export { toZinoError } from './api-errors.js';
 export { inferCollected, inferStreamed } from './infer.js';
 export { OpenAiBackend } from './openai-backend.js';
+export { warmUp } from './warm-up.js';

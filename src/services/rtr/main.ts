@@ -136,8 +136,13 @@ const rtr: ServiceDefinition = {
         },
       }),
       listening() {
-        // The engine, the backend and the start-up check of the endpoint, now that rtr answers.
-        selected().catch((err: unknown) => log.error({ err: castToError(err) }, 'cannot load the LLM client'));
+        // The engine, the backend and the start-up check of the endpoint, now that rtr answers; then the SDK's warm-up.
+        selected().then(
+          async (selection) => {
+            if (selection.backend?.kind === 'openai') await (await engine()).warmUp(log);
+          },
+          (err: unknown) => log.error({ err: castToError(err) }, 'cannot load the LLM client'),
+        );
       },
       async reload() {
         // The key file may have been created or fixed (chmod 600) since the start.

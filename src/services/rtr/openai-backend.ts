@@ -14,7 +14,7 @@ import { ZinoError, type Logger } from '../../runtime/index.js';
 import type { Usage } from '../../protocol/rtr.js';
 import type { BackendCheck, InferParams, LlmBackend, StreamEvent } from './backend.js';
 import { untilAborted } from './deadline.js';
-import { nodeFetch } from './http-fetch.js';
+import { nodeFetch, type FetchFunction } from './http-fetch.js';
 
 /** Bound on asking the endpoint for its models, in milliseconds (within the request's own bound). */
 const LIST_TIMEOUT_MS = 30_000;
@@ -30,6 +30,8 @@ export interface OpenAiBackendOptions {
   log: Logger;
   /** The file a user sets `[service] model` in, for advice ("ZINO.toml" when unknown). */
   configFile: string;
+  /** The SDK's `fetch`; rtr's own over `node:http` unless given (warm-up.ts gives one that answers in the process). */
+  fetch?: FetchFunction | undefined;
 }
 
 /** The OpenAI-compatible backend. */
@@ -41,7 +43,13 @@ export class OpenAiBackend implements LlmBackend {
 
   constructor(private readonly options: OpenAiBackendOptions) {
     // Node's HTTP client under the SDK instead of the global fetch: half of rtr's CPU per request was undici's (http-fetch.ts).
-    this.client = new OpenAI({ baseURL: options.baseUrl, apiKey: options.apiKey, maxRetries: 0, timeout: options.timeoutMs, fetch: nodeFetch() });
+    this.client = new OpenAI({
+      baseURL: options.baseUrl,
+      apiKey: options.apiKey,
+      maxRetries: 0,
+      timeout: options.timeoutMs,
+      fetch: options.fetch ?? nodeFetch(),
+    });
     this.resolvedModel = options.model;
   }
 
