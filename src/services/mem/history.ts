@@ -123,13 +123,16 @@ class PageBuilder {
     return this.limit > 0 && this.kept.length + this.omitted >= this.limit;
   }
 
-  /** Takes the record's messages, newest first, until the page is done. */
-  take(record: TailRecord): void {
-    const { messages, sizes } = record;
+  /** Takes a record's messages, newest first, until the page is done; `sizes` keeps what it measures. */
+  take(messages: readonly ChatMessage[], sizes?: (number | undefined)[]): void {
     for (let i = messages.length - 1; i >= 0 && !this.done; i--) {
       const m = messages[i] as ChatMessage;
       if (!this.full) {
-        const size = sizes[i] ?? (sizes[i] = messageBytes(m));
+        let size = sizes?.[i];
+        if (size === undefined) {
+          size = messageBytes(m);
+          if (sizes) sizes[i] = size;
+        }
         if (this.bytes + size <= this.maxBytes) {
           this.kept.push(m);
           this.bytes += size;
@@ -223,12 +226,16 @@ class Channel {
     if (this.tail) {
       const page = new PageBuilder(limit, maxBytes);
       const { records } = this.tail;
-      for (let r = records.length - 1; r >= 0 && !page.done; r--) page.take(records[r] as TailRecord);
+      for (let r = records.length - 1; r >= 0 && !page.done; r--) {
+        const record = records[r] as TailRecord;
+        page.take(record.messages, record.sizes);
+      }
       if (page.done || this.tail.whole) return page.page();
     }
     const handle = this.handle as FileHandle;
     const page = new PageBuilder(limit, maxBytes);
-    const read: TailRecord[] = []; // newest first
+    // The new tail: the newest records read, as long as they stay within its bounds (a long read keeps no more).
+    const tail: Tail = { records: [], whole: true, chars: 0, messages: 0 };
     for await (const line of linesBackward(handle, this.size, stats)) {
       if (line.text.length === 0) continue;
       const messages = historyRecord(line.text);
@@ -236,18 +243,25 @@ class Channel {
         this.log.error({ file: this.file, offset: line.start }, 'corrupt history line skipped');
         continue;
       }
-      const record = tailRecord(messages);
-      read.push(record);
-      page.take(record);
+      if (tail.whole) {
+        const record = tailRecord(messages);
+        if (tail.chars + record.chars <= TAIL_CACHE_CHARS && tail.messages + messages.length <= TAIL_CACHE_MESSAGES) {
+          tail.records.push(record);
+          tail.chars += record.chars;
+          tail.messages += messages.length;
+          page.take(messages, record.sizes);
+        } else {
+          tail.whole = false;
+          page.take(messages);
+        }
+      } else {
+        page.take(messages);
+      }
       if (page.done) break;
     }
+    tail.records.reverse();
     // Done before the start of the file: older records were not read.
-    const tail: Tail = { records: read.reverse(), whole: !page.done, chars: 0, messages: 0 };
-    for (const record of tail.records) {
-      tail.chars += record.chars;
-      tail.messages += record.messages.length;
-    }
-    trimTail(tail);
+    if (page.done) tail.whole = false;
     this.tail = tail;
     return page.page();
   }
