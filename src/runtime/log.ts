@@ -42,7 +42,10 @@ const INNER_CLASS_NAME = /^_(?=[A-Z])/;
  * `type` a bundled class of the form above would show given back its name as written.
  */
 function serializeError(err: Error): ReturnType<typeof pino.stdSerializers.err> {
-  const out = pino.stdSerializers.err(err);
+  if (err === null || typeof err !== 'object') return err;
+  let out = pino.stdSerializers.err(err);
+  // Something not error-like comes back as it is: a copy, so that what was logged is left as it was.
+  if ((out as unknown) === err) out = Object.assign({}, out);
   if (typeof out.stack === 'string') out.stack = mapStack(out.stack);
   if (typeof out.type === 'string') out.type = out.type.replace(INNER_CLASS_NAME, '');
   // The one field redactSecrets leaves to the serializer: an error is logged through its own properties.
@@ -54,16 +57,18 @@ function serializeError(err: Error): ReturnType<typeof pino.stdSerializers.err> 
 const CENSOR = '[redacted]';
 /** Fields never written at the top of a line ... */
 const TOP_SECRETS = new Set(['key', 'api_key', 'apiKey']);
-/** ... nor inside a field's object (and `headers.authorization`). */
-const NESTED_SECRETS = ['key', 'api_key'] as const;
+/** ... nor inside a field's object, one level down (and `headers.authorization`). */
+const NESTED_SECRETS = ['key', 'api_key', 'apiKey'] as const;
 
 /**
- * A log line's fields with every secret censored: `key`, `api_key` and `apiKey` at the top;
- * `key` and `api_key` inside any field's object (an error under `err` through
- * {@link serializeError}); `headers.authorization`. The object logged is not changed: a copy is
- * made only when there is something to hide. It does what pino's `redact` with those paths
- * did, whose wildcard paths ran on every field of every line: 40 % of a line's cost, and the
- * four lines of a request about 3 % of the suite's CPU per request (docs/benchmarks.md, round 15).
+ * A log line's fields with every secret censored: `key`, `api_key` and `apiKey` at the top and
+ * inside any field's object, one level down (an error under `err` through {@link serializeError});
+ * `headers.authorization`. The object logged is not changed: a copy is made only when there is
+ * something to hide. It does what pino's `redact` with those paths did (and `apiKey` one level
+ * down besides), whose wildcard paths ran on every field of every line: 40 % of a line's cost,
+ * and the four lines of a request about 3 % of the suite's CPU per request (docs/benchmarks.md,
+ * round 15). A child logger's bindings are not seen here (pino formats them apart); ours bind
+ * `request_id` and `type` only (transport/connection.ts, frontends/http/server.ts).
  */
 export function redactSecrets(fields: Record<string, unknown>): Record<string, unknown> {
   let out: Record<string, unknown> | undefined;

@@ -70,7 +70,12 @@ describe('createLogger', () => {
     const before = JSON.stringify(fields);
     log.info(fields, 'configured');
     const child = log.child({ request_id: 'r1' });
-    child.error({ err: Object.assign(new Error('refused'), { key: 'sk-secret5' }), other: { key: 'sk-secret6' } }, 'failed');
+    child.error({ err: Object.assign(new Error('refused'), { key: 'sk-secret5' }), other: { key: 'sk-secret6', apiKey: 'sk-secret7' } }, 'failed');
+    // Something not error-like under `err` is written as it is, censored, and left as it was.
+    const notAnError = { key: 'sk-secret8', base_url: 'x' };
+    log.warn({ err: notAnError }, 'odd');
+    log.warn({ err: null }, 'odder');
+    expect(notAnError.key).toBe('sk-secret8');
     expect(JSON.stringify(lines)).not.toContain('sk-secret');
     expect(lines[0]).toMatchObject({
       key: '[redacted]',
@@ -81,7 +86,9 @@ describe('createLogger', () => {
       headers: { authorization: '[redacted]', accept: 'text/event-stream' },
       count: 3,
     });
-    expect(lines[1]).toMatchObject({ err: { message: 'refused', key: '[redacted]' }, other: { key: '[redacted]' }, request_id: 'r1' });
+    expect(lines[1]).toMatchObject({ err: { message: 'refused', key: '[redacted]' }, other: { key: '[redacted]', apiKey: '[redacted]' }, request_id: 'r1' });
+    expect(lines[2]).toMatchObject({ err: { key: '[redacted]', base_url: 'x' }, msg: 'odd' });
+    expect(lines[3]).toMatchObject({ err: null, msg: 'odder' });
     // What was logged is left as it was.
     expect(JSON.stringify(fields)).toBe(before);
   });
