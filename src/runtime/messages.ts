@@ -36,6 +36,13 @@ export function messageBytes(m: ChatMessage): number {
   return MESSAGE_FRAME_BYTES + jsonStringBytes(m.role) + jsonStringBytes(m.content);
 }
 
+/** Characters (UTF-16 code units) of the messages' contents, added up: what token estimates and cheap size bounds start from. */
+export function contentChars(messages: readonly ChatMessage[]): number {
+  let n = 0;
+  for (const m of messages) n += m.content.length;
+  return n;
+}
+
 /** Roles an OpenAI-compatible chat API takes without extra fields (`tool` needs a `tool_call_id`). */
 export const CHAT_ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant', 'developer']);
 

@@ -55,10 +55,19 @@ describe('ctx byte bound', () => {
     const examples = [msg('print("a")\nprint("b")')];
     const context = (list: ContextParts['examples']): ContextParts => ({ examples: list, hard: [], history: [chars(4, '1')] });
     const bound = size(examples[0] as ReturnType<typeof msg>) + size(chars(4));
-    for (let i = 0; i < 2; i++) expect(fitBytes(fitBudget(context(examples), 0), bound)).toMatchObject({ droppedHistory: 0 });
+    for (let i = 0; i < 2; i++) expect(fitBytes(fitBudget(context(examples), 0), bound, 'once')).toMatchObject({ droppedHistory: 0 });
     // A reload's longer examples leave no room for the history under the same bound.
     const reloaded = [msg('print("a")\nprint("b")\nprint("c")')];
-    expect(fitBytes(fitBudget(context(reloaded), 0), bound)).toMatchObject({ droppedHistory: 1 });
-    expect(fitBytes(fitBudget(context(examples), 0), bound)).toMatchObject({ droppedHistory: 0 });
+    expect(fitBytes(fitBudget(context(reloaded), 0), bound, 'once')).toMatchObject({ droppedHistory: 1 });
+    expect(fitBytes(fitBudget(context(examples), 0), bound, 'once')).toMatchObject({ droppedHistory: 0 });
+  });
+
+  it('sizes the examples on every call unless asked to remember them, so a list that changed is measured as it is', () => {
+    const list = [msg('short')];
+    const parts = (): ContextParts => ({ examples: list, hard: [], history: [chars(4, '1')] });
+    const bound = size(list[0] as ReturnType<typeof msg>) + size(chars(4));
+    expect(fitBytes(fitBudget(parts(), 0), bound)).toMatchObject({ droppedHistory: 0 });
+    list[0] = msg('print("a")\nprint("b")\nprint("c")');
+    expect(fitBytes(fitBudget(parts(), 0), bound)).toMatchObject({ droppedHistory: 1 });
   });
 });

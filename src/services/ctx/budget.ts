@@ -10,7 +10,7 @@
  * quarter of `[limits] max_frame_bytes` ({@link fitBytes}, same order), so that the
  * prompt (system prompt + context + message, each at most a quarter) fits in a frame.
  */
-import { messageBytes, type ChatMessage } from '../../runtime/index.js';
+import { contentChars as chars, messageBytes, type ChatMessage } from '../../runtime/index.js';
 
 /** A hard memory as ctx uses it. */
 export interface ScoredMemory {
@@ -35,12 +35,6 @@ export interface Trimmed {
   droppedHard: number;
   /** Estimated tokens of what is left. */
   tokens: number;
-}
-
-function chars(messages: readonly ChatMessage[]): number {
-  let n = 0;
-  for (const m of messages) n += m.content.length;
-  return n;
 }
 
 /** The last `limit` messages (all when 0), as mem's `get_history` counts them. */
@@ -100,10 +94,11 @@ function examplesBytes(examples: readonly ChatMessage[]): number {
  * Bounds the encoded size of the context's messages to `maxBytes` (so that the
  * reply, and the prompt built around it, fit in a frame), in the budget's order:
  * oldest history message first, then the lowest-scored hard memory. Examples stay.
- * `examples: 'once'` (ctx's) sizes the examples once per list; `'anew'` is for a list
- * made for this call alone, which is not worth remembering.
+ * `examples: 'once'` (ctx's, whose list is never changed once made) sizes the examples once
+ * per list; `'anew'`, the default, sizes them every call (a list made for one call, or one
+ * that may change, is not to be remembered).
  */
-export function fitBytes(trimmed: Trimmed, maxBytes: number, examples: 'once' | 'anew' = 'once'): Trimmed {
+export function fitBytes(trimmed: Trimmed, maxBytes: number, examples: 'once' | 'anew' = 'anew'): Trimmed {
   const { parts } = trimmed;
   let total =
     (examples === 'once' ? examplesBytes(parts.examples) : bytesOf(parts.examples)) +

@@ -49,6 +49,7 @@ export function buildHandler(config: Readonly<ResolvedConfig>, examples: () => C
     const trimmed = fitBytes(
       fitBudget({ examples: examples(), hard: hard ?? [], history: given !== undefined ? lastMessages(given, historyLimit) : (history ?? []) }, maxTokens),
       Math.floor(config.limits.max_frame_bytes / 4),
+      'once', // the catalog's list: the same until a reload makes a new one
     );
     const messages = flatten(trimmed.parts);
     const missing: ContextPart[] = [...(hard ? [] : ['hard_memories' as const]), ...(history ? [] : ['history' as const])];

@@ -90,7 +90,6 @@ function historyWithin(config: Readonly<ResolvedConfig>, context: ChatMessage[],
   const trimmed = fitBytes(
     fitBudget({ examples: context, hard: [], history: last }, config.ctx.max_context_tokens),
     Math.floor(config.limits.max_frame_bytes / 4),
-    'anew', // the context stands as the examples here: a list from this request's ctx reply
   );
   return { history: trimmed.parts.history, dropped: history.length - trimmed.parts.history.length };
 }
