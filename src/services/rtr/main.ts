@@ -14,6 +14,7 @@ import {
   ZinoError,
   bindHandlers,
   castToError,
+  contentChars,
   optionalBoolean,
   optionalInteger,
   optionalNumber,
@@ -58,10 +59,8 @@ function logProbe(log: Logger, config: Readonly<ResolvedConfig>, selection: Sele
 
 /** Refuses a prompt over `[rtr] max_prompt_bytes` (all message contents, UTF-8) before anything is sent. */
 function checkPromptSize(messages: readonly ChatMessage[], bound: number): void {
-  let chars = 0;
-  for (const m of messages) chars += m.content.length;
   // A UTF-16 code unit is at most 3 UTF-8 bytes: most prompts need no count.
-  if (chars * 3 <= bound) return;
+  if (contentChars(messages) * 3 <= bound) return;
   let bytes = 0;
   for (const m of messages) bytes += Buffer.byteLength(m.content, 'utf8');
   if (bytes > bound) {
@@ -137,12 +136,14 @@ const rtr: ServiceDefinition = {
       }),
       listening() {
         // The engine, the backend and the start-up check of the endpoint, now that rtr answers; then the SDK's warm-up.
-        selected().then(
-          async (selection) => {
-            if (selection.backend?.kind === 'openai') await (await engine()).warmUp(log);
-          },
-          (err: unknown) => log.error({ err: castToError(err) }, 'cannot load the LLM client'),
-        );
+        selected()
+          .then(
+            async (selection) => {
+              if (selection.backend?.kind === 'openai') await (await engine()).warmUp(log);
+            },
+            (err: unknown) => log.error({ err: castToError(err) }, 'cannot load the LLM client'),
+          )
+          .catch((err: unknown) => log.debug({ err: castToError(err) }, 'warm-up of the SDK failed (the first request compiles it instead)'));
       },
       async reload() {
         // The key file may have been created or fixed (chmod 600) since the start.

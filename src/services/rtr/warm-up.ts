@@ -7,7 +7,7 @@
  * stream from inside the process, and it logs at debug only (`openai SDK warmed up`, or why
  * it could not be).
  */
-import type { Logger } from '../../runtime/index.js';
+import { castToError, type Logger } from '../../runtime/index.js';
 import type { FetchFunction } from './http-fetch.js';
 import { OpenAiBackend } from './openai-backend.js';
 
@@ -33,25 +33,25 @@ const inProcess: FetchFunction = () => Promise.resolve(new Response(cannedStream
 
 /** Streams a short reply through a backend of its own whose SDK client talks only to {@link inProcess}; never throws. */
 export async function warmUp(log: Logger, rounds: number = WARM_UP_ROUNDS): Promise<{ rounds: number; deltas: number }> {
-  const backend = new OpenAiBackend({
-    baseUrl: 'http://warm-up.invalid/v1',
-    apiKey: 'warm-up',
-    model: 'warm-up',
-    timeoutMs: 10_000,
-    log,
-    configFile: 'ZINO.toml',
-    fetch: inProcess,
-  });
   const params = { messages: [{ role: 'user', content: 'warm-up' }], temperature: 0, top_p: 1 };
   let deltas = 0;
   const started = performance.now();
   try {
+    const backend = new OpenAiBackend({
+      baseUrl: 'http://warm-up.invalid/v1',
+      apiKey: 'warm-up',
+      model: 'warm-up',
+      timeoutMs: 10_000,
+      log,
+      configFile: 'ZINO.toml',
+      fetch: inProcess,
+    });
     for (let i = 0; i < rounds; i++) {
       for await (const event of backend.stream(params, AbortSignal.timeout(10_000))) if ('delta' in event) deltas++;
     }
     log.debug({ rounds, deltas, ms: Math.round(performance.now() - started) }, 'openai SDK warmed up');
   } catch (err) {
-    log.debug({ reason: (err as Error).message }, 'warm-up of the SDK failed (the first request compiles it instead)');
+    log.debug({ err: castToError(err) }, 'warm-up of the SDK failed (the first request compiles it instead)');
   }
   return { rounds, deltas };
 }
