@@ -6,10 +6,12 @@
  * has no tail and reads the file.
  */
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { messageBytes, type ChatMessage } from '../../src/runtime/index.js';
-import { HistoryStore, TAIL_CACHE_CHARS, TAIL_CACHE_MESSAGES } from '../../src/services/mem/history.js';
+import { HistoryStore } from '../../src/services/mem/history.js';
+import { TAIL_CACHE_CHARS, TAIL_CACHE_MESSAGES } from '../../src/services/mem/tail.js';
 import { captureLogger, tempDir } from '../helpers/util.js';
 
 let dir: string;
@@ -96,6 +98,28 @@ describe('mem history: the cached tail', () => {
     const read = await store.get('c', 5);
     expect(read).toMatchObject({ messages: [say(2)], omitted: 0, bytesRead: 0 });
     expect(await fromDisk('c', 5)).toMatchObject({ messages: [say(2)], omitted: 0 });
+  });
+
+  it('answers as the file does after a write that failed and was rolled back', async () => {
+    await store.append('c', [say(0)]);
+    await store.get('c', 5); // the tail is filled
+    // Every FileHandle's fdatasync fails once: a disk that refuses the write.
+    const probe = await open(path.join(dir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
+    await probe.close();
+    const real = proto.datasync;
+    proto.datasync = () => Promise.reject(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+    try {
+      await expect(store.append('c', [say(1)])).rejects.toMatchObject({ code: 'INTERNAL' });
+    } finally {
+      proto.datasync = real;
+    }
+    const read = await store.get('c', 5);
+    expect(read.messages).toEqual([say(0)]);
+    expect(read.bytesRead).toBeGreaterThan(0); // the tail went with the file's handle: the file was read
+    await store.append('c', [say(2)]);
+    expect((await store.get('c', 5)).messages).toEqual([say(0), say(2)]);
+    expect((await fromDisk('c', 5)).messages).toEqual([say(0), say(2)]);
   });
 
   it('skips a corrupt line once, as the file read does, and says so once', async () => {

@@ -25,7 +25,8 @@ import {
 } from '../../runtime/index.js';
 import { DEFAULT_TOP_K, type ContextPartError, type ContextPartsReply, type HardMemoryResult, type MEM } from '../../protocol/mem.js';
 import type { HardStore } from './hard.js';
-import type { HistoryPage, HistoryStore } from './history.js';
+import type { HistoryStore } from './history.js';
+import type { HistoryPage } from './tail.js';
 import { checkChannelId } from './naming.js';
 import type { SoftMemory } from './soft.js';
 

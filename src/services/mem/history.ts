@@ -14,11 +14,8 @@
  * Open files are bounded: at most {@link MAX_OPEN_CHANNELS} idle channels keep their
  * handle; the least recently used are closed.
  *
- * A channel also keeps its newest records parsed (its tail, at most
- * {@link TAIL_CACHE_CHARS} characters and {@link TAIL_CACHE_MESSAGES} messages), filled
- * by a read from disk and extended by every append once on disk: ctx asks for the same
- * last messages with every request, and reading and parsing them again was a fifth of
- * mem's CPU per request (docs/benchmarks.md, round 15). A read the tail cannot answer
+ * A channel also keeps its newest records parsed (its tail, tail.ts), filled by a read
+ * from disk and extended by every append once on disk; a read the tail cannot answer
  * (more messages than it holds) reads the file as before and refills it. mem is the only
  * writer of its files, so what the tail holds is what the file holds.
  */
@@ -29,13 +26,10 @@ import { fsyncDir, isNotFound, writeAll } from './files.js';
 import { linesBackward, parseLine, repairTail, type ReadStats } from './lines.js';
 import { channelFileName } from './naming.js';
 import { OpQueue } from './queue.js';
+import { answerFromTail, endRead, extendTail, keepOlder, newTail, PageBuilder, type HistoryPage, type Tail } from './tail.js';
 
 /** Channels whose file handle stays open while idle. */
 export const MAX_OPEN_CHANNELS = 64;
-/** Characters of content a channel's cached tail holds at most (so {@link MAX_OPEN_CHANNELS} of them stay within a few MB) ... */
-export const TAIL_CACHE_CHARS = 64 * 1024;
-/** ... and messages: ten times `[ctx] history_limit`'s default. */
-export const TAIL_CACHE_MESSAGES = 500;
 
 /** The messages of one history line, or `undefined` when it is not a valid record. */
 export function historyRecord(text: Buffer): ChatMessage[] | undefined {
@@ -52,101 +46,10 @@ export function historyLine(messages: readonly ChatMessage[], extra: Record<stri
   return `${JSON.stringify(record)}\n`;
 }
 
-/** Messages read, and how many of those asked for were left out to stay within the byte bound. */
-export interface HistoryPage {
-  /** Oldest first. */
-  messages: ChatMessage[];
-  omitted: number;
-  /** {@link messageBytes} of `messages`, added up. */
-  bytes: number;
-}
-
 /** What {@link HistoryStore.get} returns. */
 export interface HistoryRead extends HistoryPage {
   /** Bytes read from disk to answer (0: answered from the channel's cached tail). */
   bytesRead: number;
-}
-
-/** One history line, parsed: its messages and their encoded sizes once measured. */
-interface TailRecord {
-  readonly messages: readonly ChatMessage[];
-  /** {@link messageBytes} of each message, measured when a read first needs it. */
-  readonly sizes: (number | undefined)[];
-  readonly chars: number;
-}
-
-/** A channel's newest records, oldest first: every record of the file after the last one left out. */
-interface Tail {
-  records: TailRecord[];
-  /** True when no record of the file is left out: the tail is the whole history. */
-  whole: boolean;
-  chars: number;
-  messages: number;
-}
-
-function tailRecord(messages: readonly ChatMessage[]): TailRecord {
-  let chars = 0;
-  for (const m of messages) chars += m.content.length;
-  return { messages, sizes: new Array<number | undefined>(messages.length), chars };
-}
-
-/** Drops the oldest records of the tail until it is within its bounds (all of them if the newest alone is not). */
-function trimTail(tail: Tail): void {
-  let drop = 0;
-  while (drop < tail.records.length && (tail.chars > TAIL_CACHE_CHARS || tail.messages > TAIL_CACHE_MESSAGES)) {
-    const record = tail.records[drop++] as TailRecord;
-    tail.chars -= record.chars;
-    tail.messages -= record.messages.length;
-  }
-  if (drop === 0) return;
-  tail.records.splice(0, drop);
-  tail.whole = false;
-}
-
-/**
- * Gathers a page from records given newest first: the last `limit` messages (all when
- * 0), keeping the most recent ones whose encoded size stays within `maxBytes` and
- * counting the older ones asked for as omitted.
- */
-class PageBuilder {
-  private readonly kept: ChatMessage[] = []; // newest first
-  private bytes = 0;
-  private full = false;
-  private omitted = 0;
-  constructor(
-    private readonly limit: number,
-    private readonly maxBytes: number,
-  ) {}
-
-  /** True once the page has every message it asked for. */
-  get done(): boolean {
-    return this.limit > 0 && this.kept.length + this.omitted >= this.limit;
-  }
-
-  /** Takes a record's messages, newest first, until the page is done; `sizes` keeps what it measures. */
-  take(messages: readonly ChatMessage[], sizes?: (number | undefined)[]): void {
-    for (let i = messages.length - 1; i >= 0 && !this.done; i--) {
-      const m = messages[i] as ChatMessage;
-      if (!this.full) {
-        let size = sizes?.[i];
-        if (size === undefined) {
-          size = messageBytes(m);
-          if (sizes) sizes[i] = size;
-        }
-        if (this.bytes + size <= this.maxBytes) {
-          this.kept.push(m);
-          this.bytes += size;
-          continue;
-        }
-        this.full = true;
-      }
-      this.omitted++;
-    }
-  }
-
-  page(): HistoryPage {
-    return { messages: this.kept.reverse(), omitted: this.omitted, bytes: this.bytes };
-  }
 }
 
 class Channel {
@@ -201,17 +104,7 @@ class Channel {
       throw new ZinoError('INTERNAL', 'could not store the history (see the mem log)', { cause: err });
     }
     this.size += data.length;
-    const tail = this.tail;
-    if (tail) {
-      for (const batch of batches) {
-        // As the line stores them (role and content only), so that the tail holds what a read of the file would return.
-        const record = tailRecord(batch.map(({ role, content }) => ({ role, content })));
-        tail.records.push(record);
-        tail.chars += record.chars;
-        tail.messages += record.messages.length;
-      }
-      trimTail(tail);
-    }
+    if (this.tail) extendTail(this.tail, batches);
     return batches.map(() => undefined);
   }
 
@@ -223,19 +116,11 @@ class Channel {
    */
   async read(limit: number, maxBytes: number, stats: ReadStats): Promise<HistoryPage> {
     if (!(await this.ensureOpen(false))) return { messages: [], omitted: 0, bytes: 0 };
-    if (this.tail) {
-      const page = new PageBuilder(limit, maxBytes);
-      const { records } = this.tail;
-      for (let r = records.length - 1; r >= 0 && !page.done; r--) {
-        const record = records[r] as TailRecord;
-        page.take(record.messages, record.sizes);
-      }
-      if (page.done || this.tail.whole) return page.page();
-    }
+    const cached = this.tail && answerFromTail(this.tail, limit, maxBytes);
+    if (cached) return cached;
     const handle = this.handle as FileHandle;
     const page = new PageBuilder(limit, maxBytes);
-    // The new tail: the newest records read, as long as they stay within its bounds (a long read keeps no more).
-    const tail: Tail = { records: [], whole: true, chars: 0, messages: 0 };
+    const tail = newTail();
     for await (const line of linesBackward(handle, this.size, stats)) {
       if (line.text.length === 0) continue;
       const messages = historyRecord(line.text);
@@ -243,25 +128,11 @@ class Channel {
         this.log.error({ file: this.file, offset: line.start }, 'corrupt history line skipped');
         continue;
       }
-      if (tail.whole) {
-        const record = tailRecord(messages);
-        if (tail.chars + record.chars <= TAIL_CACHE_CHARS && tail.messages + messages.length <= TAIL_CACHE_MESSAGES) {
-          tail.records.push(record);
-          tail.chars += record.chars;
-          tail.messages += messages.length;
-          page.take(messages, record.sizes);
-        } else {
-          tail.whole = false;
-          page.take(messages);
-        }
-      } else {
-        page.take(messages);
-      }
+      page.take(messages, keepOlder(tail, messages));
       if (page.done) break;
     }
-    tail.records.reverse();
     // Done before the start of the file: older records were not read.
-    if (page.done) tail.whole = false;
+    endRead(tail, page.done);
     this.tail = tail;
     return page.page();
   }
@@ -271,7 +142,7 @@ class Channel {
     await rm(this.file, { force: true });
     await fsyncDir(path.dirname(this.file));
     this.size = 0;
-    this.tail = { records: [], whole: true, chars: 0, messages: 0 };
+    this.tail = newTail();
   }
 
   /** Closes the file; the tail goes with it (a failed write, a clear, an eviction). */
