@@ -330,12 +330,10 @@ describe('PromptWatch against a sys that refuses watch', () => {
     const { dir, cleanup } = tempDir('zwatchl');
     cleanups.push(cleanup);
     const socket = path.join(dir, 'sys.sock');
-    /** The first frame's type on each connection, in the order accepted; and how many have closed. */
+    /** The first frame's type on each connection, in the order accepted. */
     const seen: string[] = [];
-    let closed = 0;
     const raw = net.createServer((conn) => {
       const at = seen.push('') - 1;
-      conn.on('close', () => closed++);
       const decoder = new FrameDecoder({ maxFrameBytes: 1 << 20 });
       conn.on('data', (chunk: Buffer) => {
         decoder.push(chunk);
@@ -348,11 +346,12 @@ describe('PromptWatch against a sys that refuses watch', () => {
     await new Promise<void>((resolve) => raw.listen(socket, resolve));
     cleanups.push(() => new Promise<void>((resolve) => raw.close(() => resolve())));
     const { file } = writeTestConfig(dir, { sys: { socket } });
-    const { log } = captureLogger('daemon', 'debug');
+    const { log, lines } = captureLogger('daemon', 'debug');
     const watch = new PromptWatch(loadConfig({ path: file, env: {} }).config, log, { firstRetryMs: 60_000, retryMs: 60_000, unsupportedRetryMs: 60_000 });
     cleanups.push(() => watch.close());
-    await waitFor(() => closed === 1, 'the first try to end');
-    await new Promise((resolve) => setImmediate(resolve)); // its loop is in its wait by now
+    // Logged as the loop enters its wait, in the same turn.
+    const waiting = await waitFor(() => lines.find((l) => l.msg === 'watch on sys: next try after a wait'), 'the first try to end');
+    expect(waiting).toMatchObject({ waitMs: 60_000, wakeable: false });
     for (let i = 0; i < 5; i++) expect(watch.current).toBeUndefined();
     // A probe connects after: a try that any of those requests set off would have connected before it.
     await request(socket, { type: 'ping' }).catch(() => undefined);

@@ -100,6 +100,7 @@ export class PromptWatch {
       if (since !== undefined) outcome.lastedMs = performance.now() - since;
       const next = nextTry(outcome, misses, this.waits);
       misses = next.misses;
+      this.log.debug({ waitMs: next.waitMs, wakeable: next.wakeable }, 'watch on sys: next try after a wait');
       await this.pause(next.waitMs, signal, next.wakeable);
     }
   }
