@@ -289,32 +289,53 @@ describe('PromptWatch started before sys', () => {
   });
 });
 
+/**
+ * A sys written by hand on a raw socket: each connection gets `answer(n)` (n counts the
+ * connections from 0) once its first frame is in; `seen` lists each connection's first
+ * frame type, in the order accepted. Returns the PromptWatch (with `waits`) started on it.
+ */
+async function watchOnRawSys(
+  prefix: string,
+  answer: (n: number) => object[],
+  waits: ConstructorParameters<typeof PromptWatch>[2],
+): Promise<{ watch: PromptWatch; socket: string; seen: string[] } & ReturnType<typeof captureLogger>> {
+  const { dir, cleanup } = tempDir(prefix);
+  cleanups.push(cleanup);
+  const socket = path.join(dir, 'sys.sock');
+  const seen: string[] = [];
+  const raw = net.createServer((conn) => {
+    const at = seen.push('') - 1;
+    const decoder = new FrameDecoder({ maxFrameBytes: 1 << 20 });
+    conn.on('data', (chunk: Buffer) => {
+      decoder.push(chunk);
+      const frame = decoder.read();
+      if (frame === undefined) return;
+      seen[at] = String(frame.type);
+      conn.end(Buffer.concat(answer(at).map((reply) => encodeFrame(reply))));
+    });
+  });
+  await new Promise<void>((resolve) => raw.listen(socket, resolve));
+  cleanups.push(() => new Promise<void>((resolve) => raw.close(() => resolve())));
+  const { file } = writeTestConfig(dir, { sys: { socket } });
+  const { log, lines } = captureLogger('daemon', 'debug');
+  const watch = new PromptWatch(loadConfig({ path: file, env: {} }).config, log, waits);
+  cleanups.push(() => watch.close());
+  return { watch, socket, seen, log, lines };
+}
+
 describe('PromptWatch against a sys that refuses watch', () => {
   it('tells a contract-only refusal (no code, or UNKNOWN_TYPE) from a passing one, and keeps nothing', async () => {
-    const { dir, cleanup } = tempDir('zwatchr');
-    cleanups.push(cleanup);
     // A raw sys: its refusals as a contract-only one would write them, or a ZINO one when overloaded.
     const refusals = [
       { type: 'error', code: 'OVERLOADED', message: 'full' },
       { type: 'error', message: 'unknown request type' },
     ];
-    let attempts = 0;
-    const socket = path.join(dir, 'sys.sock');
-    const raw = net.createServer((conn) => {
-      const decoder = new FrameDecoder({ maxFrameBytes: 1 << 20 });
-      conn.on('data', (chunk: Buffer) => {
-        decoder.push(chunk);
-        if (decoder.read() === undefined) return;
-        conn.end(encodeFrame(refusals[attempts++] ?? { type: 'error', code: 'UNKNOWN_TYPE', message: 'no' }));
-      });
-    });
-    await new Promise<void>((resolve) => raw.listen(socket, resolve));
-    cleanups.push(() => new Promise<void>((resolve) => raw.close(() => resolve())));
-    const { file } = writeTestConfig(dir, { sys: { socket } });
-    const { log, lines } = captureLogger('daemon', 'debug');
     // A short wait after a passing refusal, a long one after a contract-only one: the second attempt comes, a third does not need to.
-    const watch = new PromptWatch(loadConfig({ path: file, env: {} }).config, log, { firstRetryMs: 5, retryMs: 5, unsupportedRetryMs: 60_000 });
-    cleanups.push(() => watch.close());
+    const { watch, lines } = await watchOnRawSys('zwatchr', (n) => [refusals[n] ?? { type: 'error', code: 'UNKNOWN_TYPE', message: 'no' }], {
+      firstRetryMs: 5,
+      retryMs: 5,
+      unsupportedRetryMs: 60_000,
+    });
     await waitFor(() => lines.filter((l) => l.msg === 'sys refused watch; asking it per request').length === 2, 'two refusals');
     expect(lines.filter((l) => l.msg === 'sys refused watch; asking it per request').map((l) => [l.code, l.unsupported])).toEqual([
       ['OVERLOADED', false],
@@ -327,28 +348,7 @@ describe('PromptWatch against a sys that refuses watch', () => {
     ['refuses it as a busy one does (OVERLOADED)', [{ type: 'error', code: 'OVERLOADED', message: 'full' }]],
     ['ends the stream as soon as it sent the prompt', [{ type: 'system_prompt', content: 'BRIEF' }, { type: 'done' }]],
   ])('leaves a sys that is there but %s alone until the wait is over, however many requests find no stream', async (_what, replies) => {
-    const { dir, cleanup } = tempDir('zwatchl');
-    cleanups.push(cleanup);
-    const socket = path.join(dir, 'sys.sock');
-    /** The first frame's type on each connection, in the order accepted. */
-    const seen: string[] = [];
-    const raw = net.createServer((conn) => {
-      const at = seen.push('') - 1;
-      const decoder = new FrameDecoder({ maxFrameBytes: 1 << 20 });
-      conn.on('data', (chunk: Buffer) => {
-        decoder.push(chunk);
-        const frame = decoder.read();
-        if (frame === undefined) return;
-        seen[at] = String(frame.type);
-        conn.end(Buffer.concat(replies.map((reply) => encodeFrame(reply))));
-      });
-    });
-    await new Promise<void>((resolve) => raw.listen(socket, resolve));
-    cleanups.push(() => new Promise<void>((resolve) => raw.close(() => resolve())));
-    const { file } = writeTestConfig(dir, { sys: { socket } });
-    const { log, lines } = captureLogger('daemon', 'debug');
-    const watch = new PromptWatch(loadConfig({ path: file, env: {} }).config, log, { firstRetryMs: 60_000, retryMs: 60_000, unsupportedRetryMs: 60_000 });
-    cleanups.push(() => watch.close());
+    const { watch, socket, seen, lines } = await watchOnRawSys('zwatchl', () => replies, { firstRetryMs: 60_000, retryMs: 60_000, unsupportedRetryMs: 60_000 });
     // Logged as the loop enters its wait, in the same turn.
     const waiting = await waitFor(() => lines.find((l) => l.msg === 'watch on sys: next try after a wait'), 'the first try to end');
     expect(waiting).toMatchObject({ waitMs: 60_000, wakeable: false });
