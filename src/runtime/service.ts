@@ -10,6 +10,7 @@ import { castToError } from './errors.js';
 import type { Logger } from './log.js';
 import type { Handler, Handlers } from './transport/connection.js';
 import { serve, type ZinoServer } from './transport/server.js';
+import { closeKeptConnections } from './transport/client.js';
 
 /** What a service provides: its handlers and optional lifecycle hooks. */
 export interface ServiceInstance {
@@ -56,7 +57,11 @@ export async function runService(options: RunServiceOptions): Promise<ZinoServer
     instance.stopping?.();
     server
       .close()
-      .then(() => instance.close?.())
+      .then(() => {
+        // Our own kept connections to other services: closed now rather than at exit, so theirs end at once.
+        closeKeptConnections();
+        return instance.close?.();
+      })
       .then(() => {
         log.info('stopped');
         exit(0);
@@ -87,6 +92,7 @@ export async function runService(options: RunServiceOptions): Promise<ZinoServer
     shutdownGraceMs: config.limits.shutdown_grace_ms,
     maxConnections: config.limits.max_connections,
     maxReceiveBytes: config.limits.max_receive_bytes,
+    keepAlive: config.limits.keep_alive_ms > 0,
   });
   log.info({ socket: options.socketPath }, 'listening');
   if (stopRequested) stop(stopRequested);

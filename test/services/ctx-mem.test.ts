@@ -1,9 +1,9 @@
 /**
- * How ctx asks mem for a `build` (issue 18): one connection with mem's opt-in
+ * How ctx asks mem for a `build` (issue 18): one request with mem's opt-in
  * `get_context` when mem knows it, and the contract's `search_hard` + `get_history`
  * when it does not (asked once, remembered until a reload). Real `zino serve ctx` and
  * `zino serve mem` processes; between them a small proxy that counts connections and
- * records each request's type; and a mem written from the contract alone, as a raw
+ * records each request's type (ctx keeps its connection to mem open between requests); and a mem written from the contract alone, as a raw
  * socket server that knows only the contract's messages.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -38,10 +38,12 @@ afterEach(async () => {
   cleanup();
 });
 
-/** What a socket server in this test saw: one entry per connection, the type of the request it carried. */
+/** What a socket server in this test saw: one entry per request, its type and its frame (without a kept connection's `keep_alive`). */
 interface Seen {
   types: string[];
   frames: Frame[];
+  /** Connections opened (counted by the proxy only). */
+  connections?: number;
 }
 
 /** Calls `onFrame` with the first frame a connection sends (the one request of a connection). */
@@ -64,13 +66,19 @@ async function listen(server: net.Server, socketPath: string): Promise<void> {
   servers.push(server);
 }
 
-/** A proxy on `socketPath` to `target` that records each connection's request type. */
+/** A proxy on `socketPath` to `target` that records every request and counts connections. */
 async function countingProxy(socketPath: string, target: string): Promise<Seen> {
-  const seen: Seen = { types: [], frames: [] };
+  const seen: Seen = { types: [], frames: [], connections: 0 };
   const server = net.createServer((client) => {
-    firstFrame(client, (frame) => {
-      seen.types.push(String(frame.type));
-      seen.frames.push(frame);
+    seen.connections = (seen.connections ?? 0) + 1;
+    const decoder = new FrameDecoder();
+    client.on('data', (chunk: Buffer) => {
+      for (const frame of decoder.pushAndReadAll(chunk)) {
+        expect(frame.keep_alive).toBe(true);
+        delete frame.keep_alive;
+        seen.types.push(String(frame.type));
+        seen.frames.push(frame);
+      }
     });
     const upstream = net.createConnection({ path: target });
     client.pipe(upstream).pipe(client);
@@ -126,7 +134,7 @@ async function startCtx(memSocket: string, daemon: Record<string, unknown> = {})
 }
 
 describe('ctx: asking mem', () => {
-  it('uses one connection to a ZINO mem per build (get_context), two for a part each only when one part is asked for', async () => {
+  it('sends one request to a ZINO mem per build (get_context), two for a part each only when one part is asked for, on one kept connection', async () => {
     const { file, config } = writeTestConfig(path.join(dir, 'mem'));
     const mem = await startService('mem', file);
     procs.push(mem);
@@ -144,7 +152,9 @@ describe('ctx: asking mem', () => {
     }
     expect(seen.types).toEqual(['get_context', 'get_context', 'get_context']);
     expect(seen.frames[2]).toEqual({ type: 'get_context', query: 'restart nginx', top_k: 3, channel_id: 'c', limit: 10, request_id: 'req-2' });
-    // One part only: its contract message, still one connection.
+    // Builds one after another: each request took the connection the one before left open.
+    expect(seen.connections).toBe(1);
+    // One part only: its contract message, still one request.
     seen.types.length = 0;
     expect((await build(ctx, { user_message: 'restart nginx' })).messages).toHaveLength(EXAMPLES.length + 2);
     expect((await build(ctx, { user_message: '  ', channel_id: 'c' })).messages).toHaveLength(EXAMPLES.length + 2);

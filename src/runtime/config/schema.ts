@@ -206,6 +206,8 @@ export interface ResolvedConfig {
     max_connections: number;
     /** Bytes of partly received requests a service holds at once (at least max_frame_bytes). @default 64 MiB */
     max_receive_bytes: number;
+    /** How long a connection between ZINO services is kept open for the next request, in milliseconds; 0: one request per connection. @default 2000 */
+    keep_alive_ms: number;
   };
 }
 
@@ -486,6 +488,13 @@ export const SCHEMA: SchemaOf<ResolvedConfig> = {
       min: MiB,
       max: 0xffff_ffff,
       doc: 'Bytes of partly received large requests a service holds at once; at least max_frame_bytes (more get OVERLOADED)',
+    },
+    keep_alive_ms: {
+      kind: 'integer',
+      default: 2000,
+      min: 0,
+      max: 600_000,
+      doc: 'How long a connection between ZINO services waits open for its next request (ms); 0: one request per connection, and a service closes every connection after its reply',
     },
   },
 };

@@ -56,6 +56,29 @@ export function encodeFrame(value: object, maxFrameBytes: number = DEFAULT_MAX_F
   return out;
 }
 
+/**
+ * `encoded` (a frame from {@link encodeFrame}) with `member` (`"name":value`, ASCII) added as
+ * its object's last member, without parsing or serialising it again: how a kept connection's
+ * `"keep_alive":true` is added to a request or a terminal frame (pool.ts) without changing the
+ * caller's object. Last, so that the reader can delete it cheaply. A body that is not a JSON
+ * object's text is returned as it is.
+ */
+export function withMember(encoded: Buffer, member: string, maxFrameBytes: number = DEFAULT_MAX_FRAME_BYTES): Buffer {
+  const body = encoded.length - HEADER_BYTES;
+  if (body < 2 || encoded[HEADER_BYTES] !== 0x7b || encoded[encoded.length - 1] !== 0x7d) return encoded;
+  const comma = body > 2 ? 1 : 0;
+  const length = body + comma + member.length;
+  checkLength(length, maxFrameBytes);
+  const out = Buffer.allocUnsafe(HEADER_BYTES + length);
+  out.writeUInt32BE(length, 0);
+  encoded.copy(out, HEADER_BYTES, HEADER_BYTES, encoded.length - 1);
+  let at = encoded.length - 1;
+  if (comma) out[at++] = 0x2c;
+  at += out.write(member, at, 'latin1');
+  out[at] = 0x7d;
+  return out;
+}
+
 function checkLength(length: number, maxFrameBytes: number): void {
   if (length > Math.min(maxFrameBytes, MAX_UINT32)) {
     throw new ProtocolError('FRAME_TOO_LARGE', `frame of ${length} bytes exceeds the limit of ${maxFrameBytes} bytes`);

@@ -12,7 +12,11 @@ import { RemoteError, ZinoError, abortError } from '../errors.js';
 import { DEFAULT_MAX_FRAME_BYTES, type Frame } from '../frame/codec.js';
 import { clearDeadline, startDeadline } from './deadlines.js';
 import { readFrame, readFrames } from './frame-reader.js';
+import { IdlePool, KEEP_ALIVE_END, KEEP_ALIVE_MEMBER } from './pool.js';
 import { FrameWriter } from './writer.js';
+
+/** Failures of a kept connection that show the service did not read the request (Exchange.notRead). */
+const UNREAD_ERRNOS: ReadonlySet<string> = new Set(['EPIPE', 'ECONNRESET']);
 
 /** Frame types that end a streamed exchange. */
 export const TERMINAL_TYPES: ReadonlySet<string> = new Set(['done', 'result', 'response', 'error']);
@@ -29,6 +33,12 @@ export interface ClientOptions {
   maxFrameBytes?: number | undefined;
   /** Name used in error messages, e.g. "rtr". @default the socket path */
   name?: string | undefined;
+  /**
+   * Asks the service to keep the connection open for the next request, and keeps it
+   * this long (milliseconds) when it agrees (pool.ts; `[limits] keep_alive_ms`).
+   * @default 0 (one request per connection)
+   */
+  keepAliveMs?: number | undefined;
 }
 
 /** Options of {@link stream}. */
@@ -56,9 +66,37 @@ export function socketOptions(path: string): net.IpcNetConnectOpts & Pick<Duplex
   return { path, allowHalfOpen: false, emitClose: false, autoDestroy: true, decodeStrings: false };
 }
 
-/** Connects to a Unix socket; rejects with UPSTREAM_UNAVAILABLE, TIMEOUT or CANCELLED. */
+/**
+ * Connects to a Unix socket; rejects with UPSTREAM_UNAVAILABLE, TIMEOUT or CANCELLED.
+ * With `keepAliveMs`, a kept connection to the same socket is taken when one waits.
+ */
 export function connect(socketPath: string, options: ClientOptions = {}): Promise<net.Socket> {
-  return connectSocket(socketPath, options);
+  const kept = options.keepAliveMs ? poolOf(options.keepAliveMs).take(socketPath) : undefined;
+  return kept ? Promise.resolve(kept) : connectSocket(socketPath, options);
+}
+
+/** The pools of kept connections, by how long they keep one (one value per process in practice). */
+const pools = new Map<number, IdlePool>();
+
+function poolOf(idleMs: number): IdlePool {
+  let pool = pools.get(idleMs);
+  if (pool === undefined) {
+    pool = new IdlePool(idleMs);
+    pools.set(idleMs, pool);
+  }
+  return pool;
+}
+
+/** Kept connections waiting now, in every pool of this process (for tests and `status`). */
+export function keptConnections(): number {
+  let n = 0;
+  for (const pool of pools.values()) n += pool.size;
+  return n;
+}
+
+/** Closes every kept connection of this process. */
+export function closeKeptConnections(): void {
+  for (const pool of pools.values()) pool.clear();
 }
 
 /**
@@ -85,7 +123,11 @@ function connectSocket(socketPath: string, options: ClientOptions, interrupt?: I
       if (err) {
         socket.destroy();
         reject(err);
-      } else resolve(socket);
+      } else {
+        // Errors surface through the reader; this keeps one while the socket waits (for its request, or kept) from being unhandled.
+        socket.on('error', noop);
+        resolve(socket);
+      }
     };
     const onConnect = (): void => finish();
     const onError = (err: NodeJS.ErrnoException): void => finish(unavailable(label, socketPath, err));
@@ -107,6 +149,9 @@ function connectSocket(socketPath: string, options: ClientOptions, interrupt?: I
  * One exchange with a service, as {@link stream} and {@link request} make it: the overall
  * timer and the caller's signal (either destroys the socket), connecting and sending the
  * request, the mapping of every failure to the error the caller gets, and the clean-up.
+ * With `keepAliveMs` it asks for a kept connection, takes one that waits, sends again on a
+ * new one when a kept one proves it did not read the request, and keeps its connection
+ * when the service agreed (pool.ts).
  */
 class Exchange {
   readonly label: string;
@@ -114,6 +159,14 @@ class Exchange {
   private socket: net.Socket | undefined;
   private timedOut = false;
   private readonly timer: NodeJS.Timeout | undefined;
+  /** Where the connection goes after the exchange when the service keeps it; undefined when the caller did not ask. */
+  private readonly pool: IdlePool | undefined;
+  /** The socket served a request before this one, and no reply frame has come on it yet. */
+  private reusedUnanswered = false;
+  /** A kept connection proved it did not read the request: the next send connects anew. */
+  private fresh = false;
+  /** The terminal frame said the service keeps the connection. */
+  private keep = false;
   /**
    * How the timer and the caller's signal stop a connect in progress: one listener on the
    * signal for the whole exchange, no AbortController + AbortSignal.any (this runs for every
@@ -131,6 +184,7 @@ class Exchange {
   ) {
     this.label = options.name ?? socketPath;
     this.maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+    this.pool = options.keepAliveMs ? poolOf(options.keepAliveMs) : undefined;
     // A plain timer rather than AbortSignal.timeout + AbortSignal.any: this runs for every hop of every request.
     this.timer =
       options.timeoutMs === undefined
@@ -143,32 +197,65 @@ class Exchange {
     options.signal?.addEventListener('abort', this.onAbort, { once: true });
   }
 
-  /** Connects (or takes the connection opened earlier) and sends `request`; resolves with the socket to read from. */
+  /** Connects (or takes a kept connection, or the one opened earlier) and sends `request`; resolves with the socket to read from. */
   async send(request: Frame): Promise<net.Socket> {
     const { signal } = this.options;
-    let socket: net.Socket;
-    try {
-      socket = await (this.options.connection ?? connectSocket(this.socketPath, this.options, this.interrupt));
-    } catch (err) {
-      throw this.timedOut || signal?.aborted ? this.cancelled() : err;
-    }
-    this.socket = socket;
-    // Errors surface through the reader; this keeps an early one from being unhandled.
-    socket.on('error', noop);
-    if (signal?.aborted) throw this.cancelled();
-    try {
-      await new FrameWriter(socket, this.maxFrameBytes).write(request);
-    } catch (err) {
-      // The service never took the request (it closed first): as good as unreachable, and safe to retry.
-      if (err instanceof ZinoError && err.code === 'CONNECTION_CLOSED') {
-        throw new ZinoError('UPSTREAM_UNAVAILABLE', `${this.label} closed the connection before taking the request`, {
-          cause: err,
-          detail: { phase: 'send', service: this.label },
-        });
+    for (;;) {
+      let socket: net.Socket;
+      try {
+        const early = this.fresh ? undefined : this.options.connection;
+        const kept = early === undefined && !this.fresh ? this.pool?.take(this.socketPath) : undefined;
+        socket = kept ?? (await (early ?? connectSocket(this.socketPath, this.options, this.interrupt)));
+      } catch (err) {
+        throw this.timedOut || signal?.aborted ? this.cancelled() : err;
       }
-      throw err;
+      this.socket = socket;
+      this.reusedUnanswered = !this.fresh && this.pool !== undefined && this.pool.wasReused(socket);
+      if (signal?.aborted) throw this.cancelled();
+      try {
+        await new FrameWriter(socket, this.maxFrameBytes).write(request, this.pool && KEEP_ALIVE_MEMBER);
+      } catch (err) {
+        // The service never took the request (it closed first): as good as unreachable, and safe to retry.
+        if (err instanceof ZinoError && err.code === 'CONNECTION_CLOSED') {
+          if (this.notRead(err, true)) continue;
+          throw new ZinoError('UPSTREAM_UNAVAILABLE', `${this.label} closed the connection before taking the request`, {
+            cause: err,
+            detail: { phase: 'send', service: this.label },
+          });
+        }
+        throw err;
+      }
+      return socket;
     }
-    return socket;
+  }
+
+  /**
+   * True when `what`, the first frame or the failure on a kept connection that served a
+   * request before, shows that the service did not read this request: its `keep_alive_end`,
+   * a write that failed (`written` false: it closed first; EPIPE), or a reset (it closed with
+   * the request unread: Linux resets a Unix socket closed with bytes unread). The
+   * socket is then closed and the next {@link send} connects anew; once per exchange.
+   * Anything else (any other frame, a plain EOF: it may have read the request and died)
+   * is the reply or the failure, as on a new connection.
+   */
+  notRead(what: Frame | Error, unwritten = false): boolean {
+    if (!this.reusedUnanswered) return false;
+    this.reusedUnanswered = false;
+    if (this.timedOut || this.options.signal?.aborted) return false;
+    const unread = what instanceof Error ? unwritten || UNREAD_ERRNOS.has((what as NodeJS.ErrnoException).code ?? '') : what.type === KEEP_ALIVE_END;
+    if (!unread) return false;
+    this.socket?.destroy();
+    this.socket = undefined;
+    this.fresh = true;
+    return true;
+  }
+
+  /** Notes the terminal frame: when the service keeps the connection, its `keep_alive` is taken off and the connection kept at the end. */
+  ended(frame: Frame): void {
+    if (this.pool === undefined || frame.keep_alive !== true) return;
+    // The last member (the service adds it last): deleting it keeps the object's shape fast.
+    delete frame.keep_alive;
+    this.keep = true;
   }
 
   /** The error the caller gets for `err`, thrown anywhere in the exchange. */
@@ -179,11 +266,14 @@ class Exchange {
     return closedEarly(this.label, err);
   }
 
-  /** Stops the timer, forgets the signal, closes the connection. */
+  /** Stops the timer, forgets the signal, keeps the connection (when the service agreed) or closes it. */
   end(): void {
     clearTimeout(this.timer);
     this.options.signal?.removeEventListener('abort', this.onAbort);
-    this.socket?.destroy();
+    const { socket } = this;
+    if (socket === undefined) return;
+    if (this.keep && this.pool && !this.timedOut && !this.options.signal?.aborted) this.pool.give(this.socketPath, socket);
+    else socket.destroy();
   }
 
   private cancelled(): ZinoError {
@@ -220,13 +310,30 @@ export async function* streamEach<T>(
   const isTerminal = options.isTerminal ?? ((f: Frame) => typeof f.type === 'string' && TERMINAL_TYPES.has(f.type));
   const exchange = new Exchange(socketPath, options);
   try {
-    const socket = await exchange.send(request);
-    for await (const frame of readFrames(socket, exchange.maxFrameBytes, options.mergeChunks ?? false)) {
-      const value = each(frame);
-      if (value !== undefined) yield value;
-      if (isTerminal(frame)) return;
+    // Once, or twice when a kept connection did not read the request (Exchange.notRead).
+    for (;;) {
+      const socket = await exchange.send(request);
+      let replied = false;
+      let again = false;
+      try {
+        for await (const frame of readFrames(socket, exchange.maxFrameBytes, options.mergeChunks ?? false)) {
+          if (!replied && exchange.notRead(frame)) {
+            again = true;
+            break;
+          }
+          replied = true;
+          const terminal = isTerminal(frame);
+          if (terminal) exchange.ended(frame);
+          const value = each(frame);
+          if (value !== undefined) yield value;
+          if (terminal) return;
+        }
+      } catch (err) {
+        if (replied || !exchange.notRead(err as Error)) throw err;
+        again = true;
+      }
+      if (!again) throw closedEarly(exchange.label);
     }
-    throw closedEarly(exchange.label);
   } catch (err) {
     throw exchange.failure(err);
   } finally {
@@ -247,7 +354,7 @@ export async function request(socketPath: string, frame: Frame, options: Omit<St
   const exchange = new Exchange(socketPath, options);
   let reply: Frame;
   try {
-    reply = await readFrame(await exchange.send(frame), exchange.maxFrameBytes, exchange.label);
+    reply = await replyOf(exchange, frame);
   } catch (err) {
     throw exchange.failure(err);
   } finally {
@@ -255,6 +362,23 @@ export async function request(socketPath: string, frame: Frame, options: Omit<St
   }
   if (reply.type === 'error') throw new RemoteError(reply);
   return reply;
+}
+
+/** The one reply to `frame` in `exchange`: sent again on a new connection when a kept one did not read it. */
+async function replyOf(exchange: Exchange, frame: Frame): Promise<Frame> {
+  for (;;) {
+    const socket = await exchange.send(frame);
+    let reply: Frame;
+    try {
+      reply = await readFrame(socket, exchange.maxFrameBytes, exchange.label);
+    } catch (err) {
+      if (exchange.notRead(err as Error)) continue;
+      throw err;
+    }
+    if (exchange.notRead(reply)) continue;
+    exchange.ended(reply);
+    return reply;
+  }
 }
 
 /** Pings a service; resolves with the round-trip time in ms, rejects when it does not answer pong. */

@@ -1,6 +1,8 @@
 /**
  * One server-side connection: read one request frame, route it by `type` to a
- * handler, write the handler's frames, close.
+ * handler, write the handler's frames, close. A client that asks for a kept
+ * connection (`"keep_alive": true`, pool.ts) gets the terminal frame with
+ * `"keep_alive": true` instead of the close, and may send its next request.
  *
  * "The client went away" becomes the handler's `AbortSignal`. A client that only
  * half-closes its write side after the request (as `nc -N` does) must still get its
@@ -16,6 +18,7 @@ import type { Logger } from '../log.js';
 import { madeUpRequestId } from '../request-id.js';
 import type { Deadline, Deadlines } from './deadlines.js';
 import type { ReceiveBudget } from './receive-budget.js';
+import { KEEP_ALIVE_END, KEEP_ALIVE_MEMBER } from './pool.js';
 import { FrameWriter } from './writer.js';
 
 /** How long a refused connection is read and dropped from before it is closed regardless (see linger). */
@@ -54,7 +57,14 @@ export interface ConnectionOptions {
   receiveBudget?: ReceiveBudget | undefined;
   /** Interval of the liveness probe of a half-closed client, in milliseconds. @default 500 */
   peerProbeMs?: number | undefined;
+  /** Agrees to keep a connection open for the next request when the client asks. @default false */
+  keepAlive?: boolean | undefined;
+  /** True once the server is closing: a request then ends its connection, kept or not. */
+  closing?: (() => boolean) | undefined;
 }
+
+/** The keep-alive end frame, written as it is to every kept connection a service ends. */
+const KEEP_ALIVE_END_FRAME = Object.freeze({ type: KEEP_ALIVE_END });
 
 const EMPTY = Buffer.alloc(0);
 const REQUEST_ID = /^[\w.:@/-]{1,128}$/;
@@ -94,12 +104,16 @@ class RequestContext implements HandlerContext {
 /** Serves one accepted socket. */
 export class Connection {
   private state: State = 'reading';
-  /** Its signal is made when a handler first asks for it (Node makes it lazily): mem's and sys's handlers mostly do not. */
-  private readonly controller = new AbortController();
+  /** Its signal is made when a handler first asks for it (Node makes it lazily): mem's and sys's handlers mostly do not. One per request. */
+  private controller = new AbortController();
   private cancelled = false;
   private readonly decoder: FrameDecoder;
   private readonly writer: FrameWriter;
-  private readonly readDeadline: Deadline;
+  private readDeadline: Deadline;
+  /** The request being answered asked for the connection to be kept, and nothing has made that impossible since. */
+  private keepAsked = false;
+  /** Waiting for a request after the first on a kept connection: ended with keep_alive_end, not destroyed or refused. */
+  private kept = false;
   private probeTimer: NodeJS.Timeout | undefined;
   private clientGone = false;
   /** Bytes received so far (while reading the request). */
@@ -117,14 +131,17 @@ export class Connection {
   ) {
     this.decoder = new FrameDecoder({ maxFrameBytes: options.maxFrameBytes });
     this.writer = new FrameWriter(socket, options.maxFrameBytes);
-    this.readDeadline = options.readDeadlines.add(() =>
-      this.rejectRequest(new ZinoError('TIMEOUT', `no request received within ${options.readDeadlines.ms} ms`)),
-    );
+    this.readDeadline = options.readDeadlines.add(this.readTimedOut);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('end', () => this.onEnd());
     socket.on('error', (err) => this.options.log.debug({ err }, 'client socket error'));
     socket.on('close', () => this.onClose());
   }
+
+  private readonly readTimedOut = (): void => {
+    if (this.kept && this.received === 0) this.endKept();
+    else this.rejectRequest(new ZinoError('TIMEOUT', `no request received within ${this.options.readDeadlines.ms} ms`));
+  };
 
   /** Settles when the socket has closed and the handler (if any) has returned. */
   get done(): Promise<void> {
@@ -154,11 +171,25 @@ export class Connection {
   }
 
   /**
+   * Closes a connection that has no request being answered (at shutdown): a kept one
+   * with keep_alive_end (a request that crossed it is not read, and its client knows to
+   * send it anew), a new one at once.
+   */
+  closeIdle(): void {
+    if (this.kept) this.endKept();
+    else this.destroy();
+  }
+
+  /**
    * Closes a connection whose request has not arrived, to make room for a new one:
    * at once when it sent nothing, else with an OVERLOADED error frame (its client
    * may be slow rather than hostile, and should know to try again).
    */
   evict(): void {
+    if (this.kept && this.received === 0) {
+      this.endKept();
+      return;
+    }
     if (this.silent) {
       this.destroy();
       return;
@@ -167,8 +198,11 @@ export class Connection {
   }
 
   private onData(chunk: Buffer): void {
-    // One request per connection: whatever follows the request frame is ignored.
-    if (this.state !== 'reading') return;
+    // One request per connection: whatever follows the request frame is ignored, and the connection is not kept.
+    if (this.state !== 'reading') {
+      this.keepAsked = false;
+      return;
+    }
     const budget = this.options.receiveBudget;
     if (budget && !budget.grow(this.received, this.received + chunk.length)) {
       this.rejectRequest(
@@ -188,6 +222,11 @@ export class Connection {
     if (request === undefined) return;
     this.options.readDeadlines.clear(this.readDeadline);
     this.releaseBudget();
+    if (request.keep_alive !== undefined) {
+      // The client's ask, not the handler's business; after the request frame, nothing may follow it.
+      this.keepAsked = request.keep_alive === true && this.options.keepAlive === true && this.decoder.pendingBytes === 0;
+      delete request.keep_alive;
+    }
     this.state = 'handling';
     this.handlerRunning = true;
     // handle() turns every failure into an error frame; it does not reject.
@@ -217,6 +256,7 @@ export class Connection {
       // Connected and left without a request (a liveness check): nothing to answer.
       this.finish();
     } else if (this.state === 'handling') {
+      this.keepAsked = false;
       this.probePeer();
       this.probeTimer = setInterval(() => this.probePeer(), this.options.peerProbeMs ?? 500);
       this.probeTimer.unref();
@@ -306,8 +346,9 @@ export class Connection {
       this.state = 'finished';
       return;
     }
+    const keep = this.keepAsked && !this.options.closing?.();
     try {
-      await this.writer.write(reply);
+      await this.writer.write(reply, keep ? KEEP_ALIVE_MEMBER : undefined);
     } catch (err) {
       if (err instanceof ZinoError && err.code === 'FRAME_TOO_LARGE') {
         ctx.log.error({ err }, 'reply exceeds the frame limit');
@@ -317,7 +358,37 @@ export class Connection {
     this.state = 'finished';
     // Debug: every hop of every request would log here; the services log their own outcome at info.
     if (this.options.log.isLevelEnabled('debug')) ctx.log.debug({ durationMs, outcome: reply.type }, 'request done');
-    this.finish();
+    // Kept only when the reply went out with its keep_alive and nothing arrived or closed meanwhile.
+    if (keep && this.keepAsked && !this.socket.destroyed && this.socket.writable) this.awaitNext();
+    else this.finish();
+  }
+
+  /** Makes a kept connection ready for its next request: fresh per-request state, the read bound again. */
+  private awaitNext(): void {
+    this.keepAsked = false;
+    this.kept = true;
+    this.received = 0;
+    this.budgetReleased = false;
+    this.cancelled = false;
+    this.controller = new AbortController();
+    this.state = 'reading';
+    this.readDeadline = this.options.readDeadlines.add(this.readTimedOut);
+  }
+
+  /**
+   * Ends a kept connection that waits for a request (read bound, shutdown, eviction): the
+   * keep_alive_end frame, then as a refused connection ends (linger). A request that crossed
+   * it is read and dropped, never handled: its client takes keep_alive_end as its proof.
+   */
+  private endKept(): void {
+    if (this.state !== 'reading') return;
+    this.releaseBudget();
+    this.options.readDeadlines.clear(this.readDeadline);
+    this.state = 'finished';
+    this.writer
+      .write(KEEP_ALIVE_END_FRAME)
+      .catch(() => undefined)
+      .finally(() => this.linger());
   }
 
   private route(request: Frame): Handler {

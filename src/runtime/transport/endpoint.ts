@@ -17,13 +17,14 @@ export type EndpointCallOptions = Omit<StreamOptions, 'isTerminal'>;
 
 /**
  * The options every call to `service` starts from: its name for messages, the
- * configured connect bound and frame limit. Callers add their signal and timeout.
+ * configured connect bound, frame limit and kept connections. Callers add their signal and timeout.
  */
 export function clientOptions(config: Readonly<ResolvedConfig>, service: ServiceName, extra: ClientOptions = {}): ClientOptions {
   return {
     name: service,
     connectTimeoutMs: config.limits.connect_timeout_ms,
     maxFrameBytes: config.limits.max_frame_bytes,
+    keepAliveMs: config.limits.keep_alive_ms,
     ...extra,
   };
 }

@@ -57,6 +57,8 @@ export async function* readFrames(socket: Socket, maxFrameBytes: number, mergeCh
   socket.on('end', onEnd);
   socket.on('error', onError);
   socket.on('close', onClose);
+  // A kept connection comes paused (pool.ts): a listener alone does not resume it.
+  if (socket.isPaused()) socket.resume();
   try {
     for (;;) {
       if (queue.length > 0) {
@@ -120,5 +122,6 @@ export function readFrame(socket: Socket, maxFrameBytes: number, label: string):
     socket.on('end', onEnd);
     socket.on('error', onError);
     socket.on('close', onEnd);
+    if (socket.isPaused()) socket.resume();
   });
 }

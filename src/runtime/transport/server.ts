@@ -40,6 +40,12 @@ export interface ServeOptions {
   maxConnections?: number | undefined;
   /** Bytes of partly received requests held at once across connections (raised to maxFrameBytes). @default 64 MiB */
   maxReceiveBytes?: number | undefined;
+  /**
+   * Agrees to keep a connection open for the client's next request when it asks
+   * (`"keep_alive": true`, pool.ts); a kept connection waits for it at most
+   * `requestReadTimeoutMs`. @default true
+   */
+  keepAlive?: boolean | undefined;
   /** When the heap is compacted after a busy spell (reclaim.ts). @default 4 MiB or 25 % of growth, 5 s without connections */
   compaction?: Pick<IdleCompactorOptions, 'afterGrowthBytes' | 'afterGrowthRatio' | 'afterIdleMs'> | undefined;
 }
@@ -80,6 +86,8 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
     maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
     readDeadlines: new Deadlines(options.requestReadTimeoutMs ?? 30_000),
     receiveBudget,
+    keepAlive: options.keepAlive ?? true,
+    closing: () => closing !== undefined,
     onDone: (connection: Connection) => {
       connections.delete(connection);
       if (connections.size === 0 && !closing) compactor.idle();
@@ -130,7 +138,7 @@ export async function serve(socketPath: string, options: ServeOptions): Promise<
     server.close();
     receiveBudget.stop();
     compactor.stop();
-    for (const connection of connections) if (connection.idle) connection.destroy();
+    for (const connection of connections) if (connection.idle) connection.closeIdle();
     const drained = Promise.all([...connections].map((c) => c.done));
     const controller = new AbortController();
     const inTime = await Promise.race([drained.then(() => true), sleep(graceMs, false, { signal: controller.signal }).catch(() => false)]);

@@ -5,7 +5,7 @@
  */
 import type { Socket } from 'node:net';
 import { ZinoError } from '../errors.js';
-import { encodeFrame } from '../frame/codec.js';
+import { encodeFrame, withMember } from '../frame/codec.js';
 
 /** What a write resolves with when the socket took its frame at once. */
 const SENT: Promise<void> = Promise.resolve();
@@ -28,12 +28,14 @@ export class FrameWriter {
   /**
    * Queues `frame` and resolves once the socket has accepted it without exceeding
    * its high-water mark (or after `drain`). Rejects with CONNECTION_CLOSED when the
-   * socket closes first, and with FRAME_TOO_LARGE for an oversize frame.
+   * socket closes first, and with FRAME_TOO_LARGE for an oversize frame. `member`
+   * (`"name":value`) is added to the frame's text as its last member (see withMember).
    */
-  write(frame: object): Promise<void> {
+  write(frame: object, member?: string): Promise<void> {
     let bytes: Buffer;
     try {
       bytes = encodeFrame(frame, this.maxFrameBytes);
+      if (member !== undefined) bytes = withMember(bytes, member, this.maxFrameBytes);
     } catch (err) {
       return Promise.reject(err);
     }

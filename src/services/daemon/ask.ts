@@ -68,11 +68,9 @@ export async function ask(
   const started = performance.now();
   const release = channelId === undefined ? undefined : await lock.acquire(channelId, ctx.signal);
   // Connect to agr while the prompt is being assembled: one round trip less before the first token.
-  const agrConnection = connect(config.agr.socket, clientOptions(config, 'agr', { signal: ctx.signal })).then((socket) => {
-    // Idle until the prompt is ready: an error meanwhile must not go unhandled (stream() reports it).
-    socket.on('error', () => undefined);
-    return socket;
-  });
+  // Idle until the prompt is ready: connect() leaves a handler on it, so an error meanwhile is not unhandled (stream() reports it).
+  // A kept connection to agr is taken when one waits (pool.ts).
+  const agrConnection = connect(config.agr.socket, clientOptions(config, 'agr', { signal: ctx.signal }));
   // Marks a failure as handled until dispatch awaits it (then it picks the rtr fallback).
   agrConnection.catch(() => undefined);
   let handedOver = false;
