@@ -5,6 +5,7 @@
  * speak only the contract, and the races: a service ending a kept connection while a
  * request crosses it, and one that dies after reading it.
  */
+import { mkdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import {
   FrameDecoder,
   ZinoError,
   closeKeptConnections,
+  connect,
   encodeFrame,
   keptConnections,
   request,
@@ -51,7 +53,7 @@ async function start(handlers: Handlers, extra: Partial<Parameters<typeof serve>
   return { server, socketPath, lines };
 }
 
-/** A service's accepted connections, counted: `serve()` says how many are open, not how many were opened. */
+/** An `echo` handler that records each request as the handler sees it. */
 function echoHandlers(seen: Frame[]): Handlers {
   return {
     echo: (req) => {
@@ -89,7 +91,6 @@ function frameQueue(socket: net.Socket): { next: () => Promise<Frame | null>; ra
 /** A raw server: `onRequest(frame, socket, n)` for every frame any connection sends (n counts them over the server). */
 async function rawServer(onRequest: (frame: Frame, socket: net.Socket, n: number) => void): Promise<{ socketPath: string; connections: () => number }> {
   const socketPath = path.join(dir, 'raw', `r${rawServers.length}.sock`);
-  const { mkdirSync } = await import('node:fs');
   mkdirSync(path.dirname(socketPath), { recursive: true });
   let connections = 0;
   let n = 0;
@@ -356,7 +357,6 @@ describe('kept connections: the client side', () => {
   });
 
   it('takes a kept connection for connect(), so the daemon can open its agr connection early on one', async () => {
-    const { connect } = await import('../../src/runtime/index.js');
     const { socketPath, server } = await start(echoHandlers([]));
     await request(socketPath, { type: 'echo', n: 1 }, KEEP);
     const early = connect(socketPath, KEEP);

@@ -28,7 +28,6 @@ export const KEEP_ALIVE_END = 'keep_alive_end';
 
 interface Waiting {
   readonly socket: net.Socket;
-  readonly path: string;
   readonly since: number;
   readonly drop: () => void;
 }
@@ -90,7 +89,6 @@ export class IdlePool {
     const entries = list;
     const entry: Waiting = {
       socket,
-      path,
       since: performance.now(),
       drop: () => {
         const at = entries.indexOf(entry);
