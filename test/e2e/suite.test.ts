@@ -64,7 +64,7 @@ describe('zino up', () => {
       const argv = readFileSync(`/proc/${String(pids[0])}/cmdline`, 'utf8').split('\0');
       expect(argv.slice(1, argv.indexOf('serve') - 1), name).toEqual(serviceNodeFlags(name));
     }
-    expect(serviceNodeFlags('rtr')).toEqual(['--max-semi-space-size=2']);
+    expect(serviceNodeFlags('rtr')).toEqual(['--max-semi-space-size=2', '--initial-old-space-size=16', '--heap-growing-percent=100']);
     expect(serviceNodeFlags('daemon')).toEqual(['--max-semi-space-size=1']);
   });
 
