@@ -274,7 +274,9 @@ export class Connection {
     this.releaseBudget();
     this.options.readDeadlines.clear(this.readDeadline);
     clearInterval(this.probeTimer);
-    if (this.state !== 'finished') this.markClientGone();
+    // While reading (before a first request, or a kept connection between two) no handler runs: nothing to cancel.
+    if (this.state === 'reading') this.state = 'finished';
+    else if (this.state !== 'finished') this.markClientGone();
     this.socketClosed = true;
     this.settle();
   }
