@@ -21,8 +21,8 @@
  *   (about 8 MB) and, since its connection from agr is kept (round 16), it allocates
  *   fast enough for V8 to pick a large factor: its old generation grew to 34 MB of
  *   mostly garbage before the next collection, and rtr held 57–60 MB right after the
- *   benchmark's load in six runs of six (38–39 MB before). A factor of 2 from the
- *   start brings it back to 41.5 MB (docs/benchmarks.md, round 17), for one more
+ *   benchmark's load in seven runs of seven (38–39 MB before). A factor of 2 from the
+ *   start brings it back to about 41 MB (docs/benchmarks.md, round 17), for one more
  *   collection of a few ms every few seconds under load. Not for mem: a large store
  *   (100,000 memories) is a large live heap, and the same flags made its index build
  *   20–30 % slower and its searches 15 % slower.
