@@ -22,9 +22,16 @@ export interface RunningProcess {
   stop(signal?: NodeJS.Signals, killAfterMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Spawns `node <script> ...args` with stdout and stderr collected (stderr discarded with `quiet`, for benchmarks). */
-export function startProcess(script: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; quiet?: boolean } = {}): RunningProcess {
-  const child = spawn(process.execPath, [script, ...args], {
+/**
+ * Spawns `node <nodeFlags> <script> ...args` with stdout and stderr collected (stderr discarded
+ * with `quiet`, for benchmarks).
+ */
+export function startProcess(
+  script: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; quiet?: boolean; nodeFlags?: readonly string[] } = {},
+): RunningProcess {
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), script, ...args], {
     env: options.env ?? process.env,
     cwd: options.cwd,
     stdio: ['ignore', 'pipe', options.quiet ? 'ignore' : 'pipe'],

@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'smol-toml';
 import { SERVICE_NAMES, loadConfig, type ResolvedConfig, type ServiceName } from '../runtime/index.js';
+import { serviceNodeFlags } from '../runtime/node-flags.js';
 import { CLI_PATH, PACKAGE_ROOT } from './paths.js';
 import { startProcess, waitForPing, type RunningProcess } from './process.js';
 
@@ -44,12 +45,16 @@ export interface StartedService extends RunningProcess {
   readonly socket: string;
 }
 
-/** Starts `zino serve <name> --config FILE` and waits until it answers ping. */
+/**
+ * Starts `zino serve <name> --config FILE` with the Node flags `zino up` and the systemd units
+ * give that service (node-flags.ts), and waits until it answers ping: a test or a benchmark sees
+ * the service's heap as it runs in production (docs/benchmarks.md, round 18).
+ */
 export async function startService(name: ServiceName, configFile: string, options: { env?: NodeJS.ProcessEnv } = {}): Promise<StartedService> {
   const { config } = loadConfig({ path: configFile, env: options.env ?? process.env });
   const socket = config[name].socket;
   const env = { ...process.env, ZINO_LOG_LEVEL: process.env.ZINO_LOG_LEVEL ?? 'debug', ...options.env };
-  const proc = startProcess(CLI_PATH, ['serve', name, '--config', configFile], { env });
+  const proc = startProcess(CLI_PATH, ['serve', name, '--config', configFile], { env, nodeFlags: serviceNodeFlags(name) });
   try {
     await waitForPing(socket, { proc });
   } catch (err) {
