@@ -11,6 +11,7 @@ import type { Logger } from './log.js';
 import type { Handler, Handlers } from './transport/connection.js';
 import { serve, type ZinoServer } from './transport/server.js';
 import { closeKeptConnections } from './transport/client.js';
+import { warmUpTransport } from './transport/warm-up.js';
 
 /** What a service provides: its handlers and optional lifecycle hooks. */
 export interface ServiceInstance {
@@ -96,7 +97,11 @@ export async function runService(options: RunServiceOptions): Promise<ZinoServer
   });
   log.info({ socket: options.socketPath }, 'listening');
   if (stopRequested) stop(stopRequested);
-  else instance.listening?.();
+  else {
+    instance.listening?.();
+    // After listening, so that it never delays the first answer (ping included).
+    void warmUpTransport(options.socketPath, { log, keepAliveMs: config.limits.keep_alive_ms, stopping: () => stopping });
+  }
   return server;
 }
 
