@@ -4,9 +4,10 @@
  * goes through the same code (the client's connect and exchange, the server's accept, the
  * frame reader and writer, the dispatch, the kept connection's reuse), and V8 compiles it
  * on first use: without this, the first requests after a start pay for that on every hop.
- * Ten pings took 8 ms off the first request after a cold start and a fifth off the next
- * nineteen, for about 70 ms of CPU over the seven services during their start
- * (docs/benchmarks.md, round 18). It never throws, and logs at debug only.
+ * Ten pings took about 6 ms off the first request after a cold start (a fifth of it) in
+ * cold starts in turns, for about 70 ms more CPU over the seven services during their start
+ * and some 30 ms on the start itself (docs/benchmarks.md, round 18). It never throws, and
+ * logs at debug only.
  */
 import { castToError } from '../errors.js';
 import type { Logger } from '../log.js';
